@@ -1,0 +1,62 @@
+#include "cli/cli.hpp"
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+namespace kopt::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{"kopt: GPU kernel optimisation as a build (families, candidates, verdicts)", "kopt"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kopt ") + KOPT_VERSION);
+
+  struct Entry {
+    CLI::App* app;
+    Handler handler;
+    std::shared_ptr<bool> json;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> names;
+  for (const Subcommand& row : subcommands()) {
+    CLI::App* sub = app.add_subcommand(row.name, row.description);
+    auto json = std::make_shared<bool>(false);
+    sub->add_flag("--json", *json, "print a machine-readable JSON result instead of text");
+    entries.push_back({sub, row.setup(*sub), json});
+    names.emplace_back(row.name);
+  }
+
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::string hint = util::nearest(argv[1], names);
+    std::cerr << "kopt: error: unknown subcommand '" << argv[1] << "'"
+              << (hint.empty() ? "" : ", did you mean '" + hint + "'?") << "\n";
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  for (auto& entry : entries) {
+    if (entry.app->parsed()) {
+      Context context{std::cout, std::cerr, *entry.json};
+      try {
+        return entry.handler(context);
+      } catch (const Error& e) {
+        std::cerr << "kopt: error: " << e.what() << "\n";
+        return 2;
+      }
+    }
+  }
+  return 2;
+}
+
+} // namespace kopt::cli

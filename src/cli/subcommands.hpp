@@ -1,0 +1,11 @@
+#pragma once
+
+#include "cli/cli.hpp"
+
+namespace kopt::cli {
+
+/// Each function adds one subcommand's options to `app` and returns its handler; the table in
+/// commands.cpp lists them. Defined in the cli/<name>.cpp file of the same name.
+Handler setup_version(CLI::App& app);
+
+} // namespace kopt::cli

@@ -1,0 +1,20 @@
+#include "cli/subcommands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace kopt::cli {
+
+Handler setup_version(CLI::App&) {
+  return [](Context& context) {
+    if (context.json) {
+      context.out << nlohmann::json{{"version", KOPT_VERSION}}.dump() << "\n";
+    } else {
+      context.out << "kopt " << KOPT_VERSION << "\n";
+    }
+    return 0;
+  };
+}
+
+} // namespace kopt::cli

@@ -1,0 +1,101 @@
+#include "util/atomic_file.hpp"
+
+#include "util/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <sstream>
+#include <unistd.h>
+
+namespace kopt::util {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_all(int fd, std::string_view content, const fs::path& path) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw Error(path.string() + ": cannot write: " + std::strerror(errno));
+    }
+    content.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+} // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path());
+  }
+  std::string tmp = path.string() + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    throw Error(path.string() + ": cannot create temporary file: " + std::strerror(errno));
+  }
+  try {
+    write_all(fd, content, path);
+    if (::fsync(fd) != 0 || ::fchmod(fd, 0644) != 0) {
+      throw Error(path.string() + ": cannot sync: " + std::strerror(errno));
+    }
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(path.string() + ": cannot rename into place: " + std::strerror(err));
+  }
+}
+
+bool write_file_if_changed(const fs::path& path, std::string_view content) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == content.size() &&
+      read_file(path) == content) {
+    return false;
+  }
+  write_file_atomic(path, content);
+  return true;
+}
+
+void append_line(const fs::path& path, std::string_view line) {
+  if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path());
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(path.string() + ": cannot open for append: " + std::strerror(errno));
+  }
+  std::string text(line);
+  text += '\n';
+  try {
+    write_all(fd, text, path);
+    ::fsync(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace kopt::util

@@ -1,0 +1,35 @@
+#include "util/hash.hpp"
+
+#include "util/atomic_file.hpp"
+
+#include <cstdio>
+
+namespace kopt::util {
+
+Hasher::Hasher() : state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
+
+Hasher::~Hasher() { XXH3_freeState(state_); }
+
+Hasher& Hasher::add(std::string_view data) {
+  // The length goes first so that piece boundaries are part of the hash.
+  unsigned long long size = data.size();
+  XXH3_128bits_update(state_, &size, sizeof size);
+  XXH3_128bits_update(state_, data.data(), data.size());
+  return *this;
+}
+
+std::string Hasher::hex() const {
+  XXH128_hash_t h = XXH3_128bits_digest(state_);
+  char text[33];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return text;
+}
+
+std::string hash_file(const std::filesystem::path& path) {
+  Hasher hasher;
+  hasher.add(read_file(path));
+  return hasher.hex();
+}
+
+} // namespace kopt::util

@@ -1,0 +1,41 @@
+#include "util/json_file.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+namespace kopt::util {
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    int line = 1;
+    int column = 1;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 2:
+    // syntax error while parsing value - <detail>"; keep the detail only.
+    size_t detail = what.find(" - ");
+    what = detail == std::string::npos ? what : what.substr(detail + 3);
+    throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                ": invalid JSON: " + what);
+  }
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  return parse_json(read_file(path), path.string());
+}
+
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value) {
+  write_file_atomic(path, value.dump(2) + "\n");
+}
+
+} // namespace kopt::util

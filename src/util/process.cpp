@@ -1,0 +1,190 @@
+#include "util/process.hpp"
+
+#include "util/error.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace kopt::util {
+
+std::string ProcessResult::describe(double timeout_s) const {
+  if (!started) {
+    return "could not be started: " + err;
+  }
+  if (timed_out) {
+    char text[64];
+    std::snprintf(text, sizeof text, "timed out after %g s", timeout_s);
+    return text;
+  }
+  if (signal != 0) {
+    return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  }
+  return "exited with " + std::to_string(exit_code);
+}
+
+namespace {
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string key = entry.substr(0, entry.find('='));
+    if (!extra.count(key)) {
+      env.push_back(entry);
+    }
+  }
+  for (const auto& [key, value] : extra) {
+    env.push_back(key + "=" + value);
+  }
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+} // namespace
+
+ProcessResult RealProcessRunner::run(const Command& command) {
+  ProcessResult result;
+  if (command.argv.empty()) {
+    throw Error("internal: empty command");
+  }
+  int out_pipe[2];
+  int err_pipe[2];
+  int exec_pipe[2]; // reports an exec failure to the parent
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    throw Error(std::string("cannot create pipes: ") + std::strerror(errno));
+  }
+  std::vector<std::string> argv_strings = command.argv;
+  std::vector<std::string> env_strings = merged_environment(command.env);
+  auto argv = pointers(argv_strings);
+  auto envp = pointers(env_strings);
+  auto start = std::chrono::steady_clock::now();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    throw Error(std::string("cannot fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0); // its own group, so a timeout kills its children too
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    if (!command.cwd.empty() && ::chdir(command.cwd.c_str()) != 0) {
+      int e = errno;
+      (void)!::write(exec_pipe[1], &e, sizeof e);
+      ::_exit(127);
+    }
+    ::execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!::write(exec_pipe[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ::close(exec_pipe[1]);
+
+  int exec_errno = 0;
+  if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+    result.started = false;
+    result.err = std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+  }
+  ::close(exec_pipe[0]);
+
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buffer[65536];
+  while (open_fds > 0) {
+    int wait_ms = -1;
+    if (command.timeout_s > 0) {
+      double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double left = command.timeout_s - elapsed;
+      if (left <= 0) {
+        result.timed_out = true;
+        ::kill(-pid, SIGKILL);
+        break;
+      }
+      wait_ms = static_cast<int>(left * 1000) + 1;
+    }
+    int n = ::poll(fds, 2, wait_ms);
+    if (n < 0 && errno != EINTR) {
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ssize_t got = ::read(fds[i].fd, buffer, sizeof buffer);
+        if (got > 0) {
+          sinks[i]->append(buffer, static_cast<size_t>(got));
+        } else if (got == 0 || errno != EINTR) {
+          ::close(fds[i].fd);
+          fds[i].fd = -1;
+          --open_fds;
+        }
+      }
+    }
+  }
+  for (auto& fd : fds) {
+    if (fd.fd >= 0) {
+      ::close(fd.fd);
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (result.timed_out) {
+    ::kill(-pid, SIGKILL); // any grandchildren still holding on
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = -1;
+  }
+  if (!result.started) {
+    result.exit_code = 127;
+  }
+  return result;
+}
+
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+} // namespace kopt::util

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kopt::util {
+
+/// One child process to run: its argv, extra environment, working folder and time limit.
+struct Command {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env; ///< added to (or replacing in) the parent's env
+  std::filesystem::path cwd;              ///< empty: the parent's
+  double timeout_s = 0;                   ///< 0: no limit
+};
+
+/// What a finished child did: exit status or signal, whether it ran out of time, its output.
+struct ProcessResult {
+  int exit_code = -1;     ///< -1 when killed by a signal
+  int signal = 0;         ///< the terminating signal, 0 when it exited
+  bool timed_out = false; ///< killed by kopt because it ran past Command::timeout_s
+  bool started = true;    ///< false when the program could not be executed at all
+  std::string out;        ///< standard output
+  std::string err;        ///< standard error
+  double seconds = 0;     ///< wall time
+
+  /// True when the child exited with status 0.
+  bool ok() const { return exit_code == 0; }
+
+  /// One line for the user: "exited with 3", "killed by signal 6 (Aborted)", "timed out
+  /// after 5 s", "could not be started: ...".
+  std::string describe(double timeout_s) const;
+};
+
+/// Runs child processes; tests substitute a fake that returns scripted results.
+class ProcessRunner {
+public:
+  virtual ~ProcessRunner() = default;
+
+  /// Runs `command` to completion (or its time limit) and returns what happened. A child that
+  /// times out is killed with its whole process group.
+  virtual ProcessResult run(const Command& command) = 0;
+};
+
+/// The ProcessRunner that forks and executes real programs.
+class RealProcessRunner : public ProcessRunner {
+public:
+  ProcessResult run(const Command& command) override;
+};
+
+/// Returns the full path of `program` found on PATH, or "" when it is not there.
+std::string find_program(const std::string& program);
+
+} // namespace kopt::util

@@ -1,0 +1,115 @@
+#include "util/text.hpp"
+
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kopt::util {
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(sep, start);
+    parts.emplace_back(text.substr(start, end - start));
+    if (end == std::string_view::npos) {
+      return parts;
+    }
+    start = end + 1;
+  }
+}
+
+std::string_view trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) {
+    return {};
+  }
+  size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) {
+      out += sep;
+    }
+    out += parts[i];
+  }
+  return out;
+}
+
+namespace {
+
+std::string without_separators(std::string_view text) {
+  std::string clean;
+  for (char c : trim(text)) {
+    if (c != ',') {
+      clean += c;
+    }
+  }
+  return clean;
+}
+
+} // namespace
+
+int64_t parse_int(std::string_view text, const std::string& where) {
+  std::string clean = without_separators(text);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), value);
+  if (clean.empty() || ec != std::errc() || end != clean.data() + clean.size()) {
+    throw Error(where + ": expected an integer, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+double parse_double(std::string_view text, const std::string& where) {
+  std::string clean = without_separators(text);
+  char* end = nullptr;
+  double value = std::strtod(clean.c_str(), &end);
+  if (clean.empty() || end != clean.c_str() + clean.size()) {
+    throw Error(where + ": expected a number, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+std::string format_number(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& candidate : candidates) {
+    size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+} // namespace kopt::util
