@@ -1,0 +1,108 @@
+#include "profile/measurement.hpp"
+
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+
+namespace kopt::profile {
+
+const char* to_string(Source source) {
+  switch (source) {
+  case Source::chrono:
+    return "chrono";
+  case Source::events:
+    return "events";
+  case Source::ncu:
+    return "ncu";
+  case Source::rocprofv3:
+    return "rocprofv3";
+  }
+  return "?";
+}
+
+Source parse_source(const std::string& text, const std::string& where) {
+  for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3}) {
+    if (text == to_string(s)) {
+      return s;
+    }
+  }
+  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, got '" + text + "'");
+}
+
+nlohmann::json to_json(const Measurement& m) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const auto& c : m.configs) {
+    nlohmann::json row{{"values", c.values}, {"class", c.config_class}, {"kernel", c.kernel},
+                       {"us", c.us},         {"harness_us", c.harness_us}};
+    row["err"] = c.err_known ? nlohmann::json(c.err) : nlohmann::json(nullptr);
+    configs.push_back(std::move(row));
+  }
+  return {{"family", m.family},
+          {"candidate", m.candidate},
+          {"hash", m.hash},
+          {"status", m.status},
+          {"reason", m.reason},
+          {"measured_by", to_string(m.measured_by)},
+          {"profiled", m.profiled},
+          {"device", m.device},
+          {"date", m.date},
+          {"config_columns", m.config_columns},
+          {"configs", configs}};
+}
+
+namespace {
+
+template <typename T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(where + ": missing field '" + key + "'");
+  }
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+}
+
+} // namespace
+
+Measurement measurement_from_json(const nlohmann::json& j, const std::string& source) {
+  Measurement m;
+  m.family = field<std::string>(j, "family", source);
+  m.candidate = field<std::string>(j, "candidate", source);
+  m.hash = field<std::string>(j, "hash", source);
+  m.status = field<std::string>(j, "status", source);
+  m.reason = field<std::string>(j, "reason", source);
+  m.measured_by = parse_source(field<std::string>(j, "measured_by", source), source + ": measured_by");
+  m.profiled = field<bool>(j, "profiled", source);
+  m.device = field<std::string>(j, "device", source);
+  m.date = field<std::string>(j, "date", source);
+  m.config_columns = field<std::vector<std::string>>(j, "config_columns", source);
+  auto configs = field<nlohmann::json>(j, "configs", source);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::string where = source + ": configs[" + std::to_string(i) + "]";
+    const auto& row = configs[i];
+    ConfigResult c;
+    c.values = field<std::vector<std::string>>(row, "values", where);
+    c.config_class = field<std::string>(row, "class", where);
+    c.kernel = field<std::string>(row, "kernel", where);
+    c.us = field<double>(row, "us", where);
+    c.harness_us = field<double>(row, "harness_us", where);
+    if (!row.contains("err")) {
+      throw Error(where + ": missing field 'err'");
+    }
+    c.err_known = !row["err"].is_null();
+    c.err = c.err_known ? field<double>(row, "err", where) : 0;
+    m.configs.push_back(std::move(c));
+  }
+  return m;
+}
+
+Measurement read_measurement(const std::filesystem::path& path) {
+  return measurement_from_json(util::read_json(path), path.string());
+}
+
+void write_measurement(const std::filesystem::path& path, const Measurement& m) {
+  util::write_json_atomic(path, to_json(m));
+}
+
+} // namespace kopt::profile

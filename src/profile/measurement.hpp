@@ -1,0 +1,63 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kopt::profile {
+
+/// Which tool produced a measurement's times. The keep metric is the profiler's time; `events`
+/// (harness device events) is the fallback when no profiler ran and is reported as such.
+enum class Source { chrono, events, ncu, rocprofv3 };
+
+/// Returns "chrono", "events", "ncu" or "rocprofv3".
+const char* to_string(Source source);
+
+/// Parses a source name; throws kopt::Error naming `where` for anything else.
+Source parse_source(const std::string& text, const std::string& where);
+
+/// One config's result: its column values, config class, the kernel dispatch chose, the keep
+/// metric `us` (profiler time, or the harness's own on host), the harness time and the error.
+struct ConfigResult {
+  std::vector<std::string> values; ///< in Measurement::config_columns order
+  std::string config_class;
+  std::string kernel;
+  double us = 0;         ///< the keep metric, microseconds
+  double harness_us = 0; ///< the harness's own timing, microseconds
+  double err = 0;        ///< mismatch ratio against the golden; 0 is correct
+  bool err_known = true; ///< false when no golden was compared (then correctness fails)
+};
+
+/// Everything `kopt bench` learned about one candidate: measurement.json.
+struct Measurement {
+  std::string family;
+  std::string candidate;
+  std::string hash;        ///< the content hash the harness printed
+  std::string status = "ok"; ///< "ok" or "failed"
+  std::string reason;      ///< why it failed (harness crash, timeout, hash mismatch...)
+  Source measured_by = Source::chrono;
+  bool profiled = true;    ///< false: the profiler failed, times are the harness's own
+  std::string device;      ///< CPU or GPU model the run used
+  std::string date;        ///< ISO 8601, UTC
+  std::vector<std::string> config_columns;
+  std::vector<ConfigResult> configs;
+
+  /// True when the run completed with results for every config.
+  bool ok() const { return status == "ok"; }
+};
+
+/// Serialises a measurement (stable key order).
+nlohmann::json to_json(const Measurement& m);
+
+/// Reads a measurement back; errors name `source` and the missing or mistyped field.
+Measurement measurement_from_json(const nlohmann::json& j, const std::string& source);
+
+/// Reads measurement.json; errors name the file and field.
+Measurement read_measurement(const std::filesystem::path& path);
+
+/// Writes measurement.json atomically.
+void write_measurement(const std::filesystem::path& path, const Measurement& m);
+
+} // namespace kopt::profile

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "heuristic/rules.hpp"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kopt::spec {
+
+/// One kernel instance of a family: its name and its template parameters' values as text.
+struct Instance {
+  std::string name;
+  std::map<std::string, std::string> params;
+};
+
+/// How config rows group into config classes: the columns and optional bucket edges.
+struct ClassSpec {
+  std::vector<std::string> columns;
+  std::map<std::string, std::vector<double>> buckets;
+};
+
+/// Which instances a build compiles: all of them, or only those dispatch can reach.
+enum class Compile { all, dispatch };
+
+/// A parsed and validated family.json (see docs/FORMATS.md). Paths are absolute.
+struct Family {
+  std::filesystem::path file; ///< family.json itself
+  std::filesystem::path dir;  ///< its folder
+  std::string name;
+  std::string backend; ///< host, cuda or hip
+  std::string impl;
+  std::string kernel_header;
+  std::string kernel_signature;
+  std::string kernel_template; ///< an editable-style file name, resolved like editable files
+  std::string kernel_name;     ///< the instance name pattern
+  std::vector<std::string> parameters;
+  std::vector<Instance> instances; ///< in family.json order
+  std::string default_kernel;
+  heuristic::RuleList heuristic;
+  std::filesystem::path heuristic_file; ///< empty when the rules are inline or absent
+  std::filesystem::path tuned;          ///< empty when no tuned table
+  std::string arch;
+  Compile compile = Compile::all;
+  std::vector<std::string> dispatch;
+  std::filesystem::path configs;
+  ClassSpec classes;
+  std::filesystem::path harness;
+  std::string kernel_regex = ".*";
+  std::vector<std::string> editable;
+  std::filesystem::path candidates_dir;
+  double timeout_s = 300;
+  int warmup = 2;
+  int repeat = 15;
+
+  /// Returns the instance called `name`, or nullptr.
+  const Instance* find_instance(const std::string& name) const;
+};
+
+/// Reads and validates family.json. Every problem is a kopt::Error that names the file, the
+/// field (as a JSON path, e.g. `instances[3].TM`) and what was expected.
+Family load_family(const std::filesystem::path& file);
+
+/// Returns the config class of one config row (`header` names the row's columns): see
+/// "Config classes" in docs/FORMATS.md. Throws when a class column is missing from `header`.
+std::string config_class(const ClassSpec& classes, const std::vector<std::string>& header,
+                         const std::vector<std::string>& row);
+
+} // namespace kopt::spec

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kopt::spec {
+
+/// Where a family's build-time state lives under its state folder (by default
+/// `<build>/kopt/<family>`): generated sources, harness binaries, results, golden, ledger.
+struct Layout {
+  std::filesystem::path root;   ///< the state folder
+  std::filesystem::path ledger; ///< the ledger folder (default root/ledger)
+
+  /// Builds the layout; an empty `ledger` means root/ledger.
+  Layout(std::filesystem::path root, std::filesystem::path ledger = {});
+
+  std::filesystem::path gen_root() const { return root / "gen"; }
+  std::filesystem::path gen_dir(const std::string& id) const { return gen_root() / id; }
+  std::filesystem::path harness(const std::string& id) const {
+    return root / "bin" / ("candidate_" + id);
+  }
+  std::filesystem::path results_dir(const std::string& id) const { return root / "results" / id; }
+  std::filesystem::path results_csv(const std::string& id) const {
+    return results_dir(id) / "results.csv";
+  }
+  std::filesystem::path measurement(const std::string& id) const {
+    return results_dir(id) / "measurement.json";
+  }
+  std::filesystem::path decision(const std::string& id) const {
+    return results_dir(id) / "decision.json";
+  }
+  std::filesystem::path golden() const { return root / "golden" / "golden.bin"; }
+  std::filesystem::path golden_info() const { return root / "golden" / "golden.json"; }
+};
+
+} // namespace kopt::spec
