@@ -1,0 +1,53 @@
+#pragma once
+
+#include "kopt/harness/config.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kopt::harness {
+
+/// The stored outputs of a baseline run, one per config, found by Config::key(). A candidate
+/// is compared with the golden, never with itself.
+///
+/// On disk (fixed little-endian, so goldens move between machines): the line `kopt-golden 1`,
+/// a line with the entry count, then per entry a line with the key, a line with the element
+/// count and that many IEEE-754 binary32 values.
+class Golden {
+public:
+  /// Adds the output of the config called `key`; throws Error when the key is already there.
+  void add(const std::string &key, std::vector<float> output);
+
+  /// Returns the output stored for `key`, or nullptr when there is none.
+  const std::vector<float> *find(const std::string &key) const;
+
+  /// Returns the keys in the order they were added.
+  const std::vector<std::string> &keys() const { return keys_; }
+
+  /// Returns the file the golden was read from (empty for one built in memory).
+  const std::string &source() const { return source_; }
+
+  /// Records the file the golden was read from, for error messages.
+  void set_source(std::string source) { source_ = std::move(source); }
+
+private:
+  std::vector<std::string> keys_;
+  std::map<std::string, std::vector<float>> outputs_;
+  std::string source_;
+};
+
+/// Writes `golden` to `path` through a temporary file and a rename, so a reader never sees a
+/// half-written golden; throws Error naming the path when it cannot.
+void write_golden(const std::string &path, const Golden &golden);
+
+/// Reads a golden file; throws Error `path: ...` when it is missing, not a golden or truncated.
+Golden read_golden(const std::string &path);
+
+/// Returns `config`'s golden output; throws Error naming the golden file, the config's file:line
+/// and key when the golden has no entry for it (it was written for other configs), or when the
+/// entry's element count is not `elements`.
+const std::vector<float> &golden_output(const Golden &golden, const Config &config,
+                                        std::size_t elements);
+
+} // namespace kopt::harness

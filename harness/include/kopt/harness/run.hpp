@@ -1,0 +1,81 @@
+#pragma once
+
+#include "kopt/harness/compare.hpp"
+#include "kopt/harness/config.hpp"
+#include "kopt/harness/problem.hpp"
+#include "kopt/harness/timer.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kopt::harness {
+
+/// What a family's harness.cpp gives the harness library: everything but the harness logic.
+struct FamilySpec {
+  std::string impl;                 ///< suffix of us_<impl> / err_<impl>: family.json "impl"
+  std::string candidate_id;         ///< kopt_generated::candidate_id()
+  std::string candidate_hash;       ///< kopt_generated::candidate_hash()
+  std::vector<std::string> kernels; ///< the compiled kernels' names, which --kernel may force
+  /// Returns the kernel the candidate's dispatch picks for a config.
+  std::function<std::string(const Config &)> dispatch;
+  /// Makes the problem of a config, run with the named kernel.
+  std::function<std::unique_ptr<Problem>(const Config &, const std::string &kernel)> make_problem;
+  /// Makes the timer; when empty the host ChronoTimer is used.
+  std::function<std::unique_ptr<Timer>()> make_timer;
+  int warmup = 2;       ///< warm-up runs per config for --benchmark / --full-benchmark
+  int repeat = 15;      ///< timed runs per config for --benchmark
+  int full_repeat = 50; ///< timed runs per config for --full-benchmark
+};
+
+/// What the harness was asked to do; exactly one per run.
+enum class Mode { correctness, benchmark, full_benchmark, write_golden };
+
+/// The parsed command line (docs/FORMATS.md, "The harness command line and results CSV").
+struct Options {
+  Mode mode = Mode::correctness;
+  std::string configs;
+  std::string write_golden; ///< with Mode::write_golden: where the golden goes
+  std::string golden;       ///< empty: outputs are not compared, err is left empty
+  std::string out;          ///< empty: the results CSV goes to stdout
+  int warmup = 0;
+  int repeat = 1;
+  std::uint64_t seed = default_seed;
+  std::string kernel; ///< empty: each config's kernel comes from the dispatch
+  bool help = false;
+};
+
+/// Parses the harness command line, taking warm-up and repeat defaults from `spec` and the mode;
+/// throws Error naming the bad argument.
+Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec);
+
+/// Returns the usage text.
+std::string usage();
+
+/// One config's outcome: the kernel it ran, its median time and, with a golden, its comparison.
+struct Result {
+  std::string kernel;
+  double us = 0;
+  std::optional<Comparison> comparison;
+};
+
+/// Runs every config as `options` says, writing one human line per config to `log`, and writes
+/// the golden when asked; throws Error on the first problem.
+std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
+                                const FamilySpec &spec, std::ostream &log);
+
+/// Returns the results CSV: the config columns, kernel, us_<impl> and err_<impl> (empty when
+/// the result has no comparison), one row per config.
+std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
+                        const std::string &impl);
+
+/// The harness program: prints `kopt-candidate: <id> <hash>` first on stdout, runs the configs
+/// and writes the results CSV to --out (atomically) or stdout. Returns 0 when every config ran
+/// and 1 after printing `harness: error: <what>` for any exception.
+int run_main(int argc, char **argv, const FamilySpec &spec);
+
+} // namespace kopt::harness

@@ -1,0 +1,129 @@
+#include "kopt/harness/error.hpp"
+#include "kopt/harness/run.hpp"
+
+#include <cstdlib>
+
+namespace kopt::harness {
+
+namespace {
+
+// Parses a non-negative integer option value; throws naming the option.
+std::uint64_t parse_count(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || text[0] == '-') {
+    throw Error(option + ": expected a non-negative integer, got '" + text + "'");
+  }
+  return value;
+}
+
+int parse_small(const std::string &option, const std::string &text) {
+  std::uint64_t value = parse_count(option, text);
+  if (value > 1000000) {
+    throw Error(option + ": " + text + " is too large");
+  }
+  return static_cast<int>(value);
+}
+
+} // namespace
+
+std::string usage() {
+  return "usage: harness --configs FILE (--correctness | --benchmark | --full-benchmark |\n"
+         "                               --write-golden FILE)\n"
+         "               [--golden FILE] [--out FILE] [--warmup N] [--repeat N] [--seed N]\n"
+         "               [--kernel NAME]\n";
+}
+
+Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec) {
+  Options options;
+  int modes = 0;
+  int warmup = -1;
+  int repeat = -1;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    // Every option but the mode flags and --help takes one value.
+    auto value = [&]() -> const std::string & {
+      if (i + 1 >= args.size()) {
+        throw Error(arg + ": expected a value");
+      }
+      return args[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else if (arg == "--configs") {
+      options.configs = value();
+    } else if (arg == "--correctness") {
+      options.mode = Mode::correctness;
+      ++modes;
+    } else if (arg == "--benchmark") {
+      options.mode = Mode::benchmark;
+      ++modes;
+    } else if (arg == "--full-benchmark") {
+      options.mode = Mode::full_benchmark;
+      ++modes;
+    } else if (arg == "--write-golden") {
+      options.mode = Mode::write_golden;
+      options.write_golden = value();
+      ++modes;
+    } else if (arg == "--golden") {
+      options.golden = value();
+    } else if (arg == "--out") {
+      options.out = value();
+    } else if (arg == "--warmup") {
+      warmup = parse_small(arg, value());
+    } else if (arg == "--repeat") {
+      repeat = parse_small(arg, value());
+      if (repeat == 0) {
+        throw Error("--repeat: must be at least 1");
+      }
+    } else if (arg == "--seed") {
+      options.seed = parse_count(arg, value());
+    } else if (arg == "--kernel") {
+      options.kernel = value();
+    } else {
+      throw Error("unknown argument '" + arg + "'\n" + usage());
+    }
+  }
+  if (options.help) {
+    return options;
+  }
+  if (options.configs.empty()) {
+    throw Error("--configs FILE is required\n" + usage());
+  }
+  if (modes != 1) {
+    throw Error("give exactly one of --correctness, --benchmark, --full-benchmark, "
+                "--write-golden\n" +
+                usage());
+  }
+  // Correctness and golden runs run each config once: their time is only a hint.
+  switch (options.mode) {
+  case Mode::correctness:
+  case Mode::write_golden:
+    options.warmup = 0;
+    options.repeat = 1;
+    break;
+  case Mode::benchmark:
+    options.warmup = warmup >= 0 ? warmup : spec.warmup;
+    options.repeat = repeat >= 0 ? repeat : spec.repeat;
+    break;
+  case Mode::full_benchmark:
+    options.warmup = warmup >= 0 ? warmup : spec.warmup;
+    options.repeat = repeat >= 0 ? repeat : spec.full_repeat;
+    break;
+  }
+  if (!options.kernel.empty()) {
+    bool compiled = false;
+    std::string names;
+    for (const auto &name : spec.kernels) {
+      compiled = compiled || name == options.kernel;
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    if (!compiled) {
+      throw Error("--kernel " + options.kernel +
+                  ": not compiled in this candidate (compiled: " + names + ")");
+    }
+  }
+  return options;
+}
+
+} // namespace kopt::harness

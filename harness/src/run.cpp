@@ -1,0 +1,194 @@
+#include "kopt/harness/run.hpp"
+
+#include "kopt/harness/error.hpp"
+#include "kopt/harness/golden.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace kopt::harness {
+
+namespace {
+
+std::string format(const char *pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string csv_field(const std::string &field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) {
+    return field;
+  }
+  std::string quoted = "\"";
+  for (char c : field) {
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  }
+  return quoted + "\"";
+}
+
+// Writes text through a temporary file and a rename: kopt may read the results while we write.
+void write_atomic(const std::string &path, const std::string &text) {
+  auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::string temp = path + ".tmp-" + std::to_string(stamp);
+  {
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      throw Error(path + ": cannot write the results");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw Error(path + ": cannot write the results: " + ec.message());
+  }
+}
+
+const char *mode_name(Mode mode) {
+  switch (mode) {
+  case Mode::correctness:
+    return "correctness";
+  case Mode::benchmark:
+    return "benchmark";
+  case Mode::full_benchmark:
+    return "full-benchmark";
+  case Mode::write_golden:
+    return "write-golden";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
+                                const FamilySpec &spec, std::ostream &log) {
+  // The golden is read before any run, so a golden for other configs fails at once.
+  std::optional<Golden> golden;
+  if (!options.golden.empty()) {
+    golden = read_golden(options.golden);
+    for (const auto &config : configs) {
+      if (!golden->find(config.key())) {
+        golden_output(*golden, config, 0); // throws the "no output for config" error
+      }
+    }
+  }
+  std::unique_ptr<Timer> timer = spec.make_timer ? spec.make_timer() : nullptr;
+  if (!timer) {
+    timer = std::make_unique<ChronoTimer>();
+  }
+  log << "harness: timed by " << timer->name() << "\n";
+  Golden written;
+  std::vector<Result> results;
+  for (const auto &config : configs) {
+    Result result;
+    result.kernel = options.kernel.empty() ? spec.dispatch(config) : options.kernel;
+    std::unique_ptr<Problem> problem = spec.make_problem(config, result.kernel);
+    if (!problem) {
+      throw Error(config.where() + ": the family made no problem for kernel " + result.kernel);
+    }
+    Rng rng(config_seed(options.seed, config.key()));
+    problem->fill_inputs(rng);
+    for (int i = 0; i < options.warmup; ++i) {
+      problem->poison_output();
+      problem->run();
+      problem->sync();
+    }
+    // Poisoned before every timed run too, so the checked output is the last run's own work.
+    std::vector<double> times;
+    for (int i = 0; i < options.repeat; ++i) {
+      problem->poison_output();
+      times.push_back(timer->time_run(*problem));
+    }
+    result.us = median(times);
+    std::vector<float> output = problem->output();
+    if (golden) {
+      result.comparison =
+          compare(output, golden_output(*golden, config, output.size()), problem->tolerance());
+    }
+    log << "harness: [" << results.size() + 1 << "/" << configs.size() << "] " << config.key()
+        << " kernel=" << result.kernel << " us=" << format("%.3f", result.us);
+    if (result.comparison) {
+      const Comparison &c = *result.comparison;
+      log << " err=" << format("%.6g", c.error()) << " (" << c.mismatches << "/" << c.elements
+          << " outside, " << c.nans << " NaN, max abs " << format("%.3g", c.max_abs) << ", max rel "
+          << format("%.3g", c.max_rel) << ")";
+    }
+    log << "\n";
+    if (options.mode == Mode::write_golden) {
+      written.add(config.key(), std::move(output));
+    }
+    results.push_back(std::move(result));
+  }
+  if (options.mode == Mode::write_golden) {
+    write_golden(options.write_golden, written);
+    log << "harness: wrote the golden of " << configs.size() << " configs to "
+        << options.write_golden << "\n";
+  }
+  return results;
+}
+
+std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
+                        const std::string &impl) {
+  if (configs.empty()) {
+    return "";
+  }
+  std::string text;
+  for (const auto &column : configs.front().columns()) {
+    text += csv_field(column) + ",";
+  }
+  text += "kernel,us_" + impl + ",err_" + impl + "\n";
+  for (std::size_t i = 0; i < results.size() && i < configs.size(); ++i) {
+    for (const auto &value : configs[i].values()) {
+      text += csv_field(value) + ",";
+    }
+    text += csv_field(results[i].kernel) + "," + format("%.3f", results[i].us) + ",";
+    if (results[i].comparison) {
+      text += format("%.9g", results[i].comparison->error());
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+int run_main(int argc, char **argv, const FamilySpec &spec) {
+  // The identity line comes first, whatever follows, so kopt can reject a stale binary early.
+  std::cout << "kopt-candidate: " << spec.candidate_id << " " << spec.candidate_hash << std::endl;
+  try {
+    Options options = parse_options(std::vector<std::string>(argv + 1, argv + argc), spec);
+    if (options.help) {
+      std::cout << usage();
+      return 0;
+    }
+    if (!spec.dispatch || !spec.make_problem) {
+      throw Error("the family's harness gave no dispatch or make_problem");
+    }
+    std::vector<Config> configs = read_configs(options.configs);
+    std::cerr << "harness: " << mode_name(options.mode) << " of " << configs.size()
+              << " configs, warmup " << options.warmup << ", repeat " << options.repeat << ", seed "
+              << options.seed << "\n";
+    std::vector<Result> results = run_configs(configs, options, spec, std::cerr);
+    std::string csv = results_csv(configs, results, spec.impl);
+    if (options.out.empty()) {
+      std::cout << csv << std::flush;
+    } else {
+      write_atomic(options.out, csv);
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    std::cout.flush();
+    std::cerr << "harness: error: " << error.what() << std::endl;
+    return 1;
+  }
+}
+
+} // namespace kopt::harness

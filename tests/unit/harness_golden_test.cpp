@@ -1,0 +1,82 @@
+#include "temp_dir.hpp"
+
+#include <kopt/harness/config.hpp>
+#include <kopt/harness/golden.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+using namespace kopt::harness;
+
+TEST_SUITE_BEGIN("harness::golden");
+
+TEST_CASE("golden round trip keeps every bit") {
+  kopt::test::TempDir dir;
+  std::string path = (dir.path() / "golden.bin").string();
+  Golden golden;
+  golden.add("M=1,N=2", {1.5f, -0.0f, std::numeric_limits<float>::quiet_NaN(), 1e-30f});
+  golden.add("M=3,N=4", {});
+  golden.add("M=5,N=6", {3.0f});
+  write_golden(path, golden);
+
+  Golden back = read_golden(path);
+  CHECK(back.source() == path);
+  CHECK(back.keys() == golden.keys());
+  const auto *first = back.find("M=1,N=2");
+  REQUIRE(first);
+  REQUIRE(first->size() == 4);
+  CHECK((*first)[0] == 1.5f);
+  CHECK(std::signbit((*first)[1]));
+  CHECK(std::isnan((*first)[2]));
+  CHECK((*first)[3] == 1e-30f);
+  CHECK(back.find("M=3,N=4")->empty());
+  CHECK(back.find("M=9,N=9") == nullptr);
+  // No temporary file is left beside the golden.
+  int files = 0;
+  for ([[maybe_unused]] const auto &entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+  }
+  CHECK(files == 1);
+}
+
+TEST_CASE("golden lookup fails clearly when the configs differ") {
+  Golden golden;
+  golden.set_source("g.bin");
+  golden.add("M=16,N=256", {1, 2});
+  auto configs = parse_configs("M,N\n16,256\n32,256\n", "configs.csv");
+  CHECK(golden_output(golden, configs[0], 2).size() == 2);
+  REQUIRE_THROWS_WITH(golden_output(golden, configs[1], 2),
+                      "g.bin: no output for config M=32,N=256 (configs.csv:3); the golden was "
+                      "written for other configs (first: M=16,N=256)");
+  REQUIRE_THROWS_WITH(
+      golden_output(golden, configs[0], 3),
+      "g.bin: config M=16,N=256 (configs.csv:2) holds 2 elements, the output has 3");
+}
+
+TEST_CASE("golden read errors name the file") {
+  kopt::test::TempDir dir;
+  SUBCASE("not a golden") {
+    auto path = dir.write("g.bin", "M,N\n").string();
+    REQUIRE_THROWS_WITH(
+        read_golden(path),
+        (path + ": not a kopt golden file (expected first line 'kopt-golden 1')").c_str());
+  }
+  SUBCASE("truncated data") {
+    auto path = dir.write("g.bin", std::string("kopt-golden 1\n1\nM=1\n2\n\0\0\0\0", 24)).string();
+    REQUIRE_THROWS_WITH(read_golden(path),
+                        (path + ": truncated golden: config M=1 should hold 2 elements").c_str());
+  }
+  SUBCASE("duplicate key") {
+    auto path = dir.write("g.bin", "kopt-golden 1\n2\nM=1\n0\nM=1\n0\n").string();
+    REQUIRE_THROWS_WITH(read_golden(path), (path + ": golden already holds config M=1").c_str());
+  }
+  SUBCASE("missing") {
+    std::string path = (dir.path() / "none.bin").string();
+    REQUIRE_THROWS_WITH(read_golden(path), (path + ": cannot open the golden file").c_str());
+  }
+}
+
+TEST_SUITE_END();

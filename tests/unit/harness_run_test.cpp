@@ -1,0 +1,141 @@
+#include "temp_dir.hpp"
+
+#include <kopt/harness/error.hpp>
+#include <kopt/harness/run.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using namespace kopt::harness;
+
+namespace {
+
+// A problem whose output is its input times a factor; `broken` leaves the last element unset,
+// which the poison must reveal.
+class ScaleProblem : public Problem {
+public:
+  ScaleProblem(std::int64_t n, float factor, bool broken)
+      : input_(n), output_(n), factor_(factor), broken_(broken) {}
+  void fill_inputs(Rng &rng) override { rng.fill(input_); }
+  void poison_output() override { poison(output_); }
+  void run() override {
+    for (std::size_t i = 0; i + (broken_ ? 1 : 0) < input_.size(); ++i) {
+      output_[i] = input_[i] * factor_;
+    }
+  }
+  std::vector<float> output() override { return output_; }
+
+private:
+  std::vector<float> input_, output_;
+  float factor_;
+  bool broken_;
+};
+
+FamilySpec scale_family(float factor, bool broken) {
+  FamilySpec spec;
+  spec.impl = "test";
+  spec.candidate_id = "00";
+  spec.candidate_hash = "abc";
+  spec.kernels = {"small", "large"};
+  spec.dispatch = [](const Config &c) { return c.get_int("N") < 100 ? "small" : "large"; };
+  spec.make_problem = [=](const Config &c, const std::string &) {
+    return std::make_unique<ScaleProblem>(c.get_int("N"), factor, broken);
+  };
+  return spec;
+}
+
+Options parse(std::vector<std::string> args, const FamilySpec &spec) {
+  return parse_options(args, spec);
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("harness::run");
+
+TEST_CASE("options follow the mode's defaults") {
+  FamilySpec spec = scale_family(1, false);
+  spec.warmup = 3;
+  spec.repeat = 9;
+  Options bench = parse({"--configs", "c.csv", "--benchmark"}, spec);
+  CHECK(bench.mode == Mode::benchmark);
+  CHECK(bench.warmup == 3);
+  CHECK(bench.repeat == 9);
+  CHECK(bench.seed == 1234);
+  Options full = parse({"--configs", "c.csv", "--full-benchmark", "--seed", "7"}, spec);
+  CHECK(full.repeat == 50);
+  CHECK(full.seed == 7);
+  Options correct = parse({"--configs", "c.csv", "--correctness", "--repeat", "5"}, spec);
+  CHECK(correct.repeat == 1);
+  CHECK(correct.warmup == 0);
+  Options golden =
+      parse({"--write-golden", "g.bin", "--configs", "c.csv", "--kernel", "small"}, spec);
+  CHECK(golden.mode == Mode::write_golden);
+  CHECK(golden.write_golden == "g.bin");
+  CHECK(golden.kernel == "small");
+}
+
+TEST_CASE("option errors") {
+  FamilySpec spec = scale_family(1, false);
+  REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--benchmark", "--kernel", "tiny"}, spec),
+                      "--kernel tiny: not compiled in this candidate (compiled: small, large)");
+  REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--benchmark", "--repeat", "x"}, spec),
+                      "--repeat: expected a non-negative integer, got 'x'");
+  REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--benchmark", "--out"}, spec),
+                      "--out: expected a value");
+  REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--benchmark", "--correctness"}, spec),
+                      ("give exactly one of --correctness, --benchmark, --full-benchmark, "
+                       "--write-golden\n" +
+                       usage())
+                          .c_str());
+  REQUIRE_THROWS_WITH(parse({"--benchmark"}, spec),
+                      ("--configs FILE is required\n" + usage()).c_str());
+}
+
+TEST_CASE("write a golden, then compare a correct and a broken candidate") {
+  kopt::test::TempDir dir;
+  auto configs = parse_configs("N\n10\n200\n", "c.csv");
+  std::string golden = (dir.path() / "golden.bin").string();
+  std::ostringstream log;
+
+  FamilySpec baseline = scale_family(2, false);
+  auto written = run_configs(
+      configs, parse({"--configs", "c.csv", "--write-golden", golden}, baseline), baseline, log);
+  CHECK(results_csv(configs, written, "test").find(",small,") != std::string::npos);
+  CHECK_FALSE(written[0].comparison.has_value());
+
+  auto same = run_configs(
+      configs,
+      parse({"--configs", "c.csv", "--benchmark", "--golden", golden, "--repeat", "3"}, baseline),
+      baseline, log);
+  REQUIRE(same[1].comparison);
+  CHECK(same[0].comparison->error() == 0.0);
+  CHECK(same[1].comparison->error() == 0.0);
+  CHECK(same[1].kernel == "large");
+
+  FamilySpec broken = scale_family(2, true);
+  auto bad = run_configs(
+      configs,
+      parse({"--configs", "c.csv", "--correctness", "--golden", golden, "--kernel", "small"},
+            broken),
+      broken, log);
+  CHECK(bad[0].comparison->error() == doctest::Approx(0.1));
+  CHECK(bad[0].comparison->nans == 1);
+  CHECK(bad[1].kernel == "small");
+  std::string csv = results_csv(configs, bad, "test");
+  CHECK(csv.substr(0, csv.find('\n')) == "N,kernel,us_test,err_test");
+  CHECK(csv.find("\n200,small,") != std::string::npos);
+  CHECK(csv.find(",0.005\n") != std::string::npos);
+  CHECK(log.str().find("harness: [2/2] N=200 kernel=small") != std::string::npos);
+
+  auto other = parse_configs("N\n10\n300\n", "other.csv");
+  REQUIRE_THROWS_WITH(
+      run_configs(other,
+                  parse({"--configs", "c.csv", "--correctness", "--golden", golden}, baseline),
+                  baseline, log),
+      (golden + ": no output for config N=300 (other.csv:3); the golden was "
+                "written for other configs (first: N=10)")
+          .c_str());
+}
+
+TEST_SUITE_END();
