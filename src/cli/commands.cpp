@@ -6,6 +6,13 @@ namespace kopt::cli {
 
 std::span<const Subcommand> subcommands() {
   static const Subcommand table[] = {
+      {"bench", "run a candidate's harness on the family's configs -> measurement.json",
+       setup_bench},
+      {"check", "the correctness test: identity, hash and every err == 0 against the golden",
+       setup_check},
+      {"launch-compile",
+       "compiler launcher: compile from the candidate's folder so ccache shares hits",
+       setup_launch_compile},
       {"version", "print kopt's version", setup_version},
   };
   return table;

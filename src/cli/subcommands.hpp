@@ -7,5 +7,8 @@ namespace kopt::cli {
 /// Each function adds one subcommand's options to `app` and returns its handler; the table in
 /// commands.cpp lists them. Defined in the cli/<name>.cpp file of the same name.
 Handler setup_version(CLI::App& app);
+Handler setup_bench(CLI::App& app);
+Handler setup_check(CLI::App& app);
+Handler setup_launch_compile(CLI::App& app);
 
 } // namespace kopt::cli

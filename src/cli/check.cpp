@@ -1,0 +1,126 @@
+#include "buildinfo/ninja_deps.hpp"
+#include "cli/family_options.hpp"
+#include "cli/subcommands.hpp"
+#include "profile/bench.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace kopt::cli {
+
+namespace {
+
+struct CheckOptions {
+  FamilyOptions family;
+  std::string candidate;
+  std::string build_dir;
+  bool build = false;
+};
+
+// Proves from ninja's recorded dependencies that the candidate's objects were compiled from
+// its own generated sources (a worktree build can silently pick up the baseline's files).
+buildinfo::IdentityCheck identity(const LoadedFamily& loaded, const std::string& id,
+                                  const std::string& build_dir) {
+  util::RealProcessRunner runner;
+  util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
+  util::ProcessResult result = runner.run(command);
+  if (!result.ok()) {
+    buildinfo::IdentityCheck failed;
+    failed.problems.push_back("`ninja -C " + build_dir + " -t deps` " + result.describe(120));
+    return failed;
+  }
+  std::vector<std::filesystem::path> foreign;
+  for (const auto& c : loaded.candidates.all()) {
+    foreign.push_back(c.dir);
+  }
+  return buildinfo::check_identity(
+      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
+      "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
+      loaded.family.kernel_header, foreign);
+}
+
+} // namespace
+
+Handler setup_check(CLI::App& app) {
+  auto options = std::make_shared<CheckOptions>();
+  options->family.add_to(app);
+  app.add_option("--candidate", options->candidate, "the candidate id to check")->required();
+  app.add_option("--build-dir", options->build_dir,
+                 "the build tree: its ninja deps prove which sources the candidate compiled");
+  app.add_flag("--build", options->build, "build the harnesses in --build-dir first");
+  return [options](Context& context) {
+    LoadedFamily loaded = load_family(options->family);
+    const std::string& id = loaded.candidates.get(options->candidate).id();
+    std::string baseline = loaded.baseline();
+    if (options->build && !options->build_dir.empty() &&
+        build_targets(options->build_dir, {"candidate_" + baseline, "candidate_" + id},
+                      context.err) != 0) {
+      return 1;
+    }
+    util::RealProcessRunner runner;
+    profile::ensure_golden(loaded.family, loaded.layout, baseline,
+                           loaded.candidates.content_hash(loaded.family, baseline), runner);
+    std::string expected = loaded.candidates.content_hash(loaded.family, id);
+
+    std::vector<std::string> problems;
+    if (!options->build_dir.empty()) {
+      buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir);
+      for (const auto& p : check.problems) {
+        problems.push_back("identity: " + p);
+      }
+    }
+    profile::Measurement m = profile::run_harness(loaded.family, loaded.layout, id,
+                                                  profile::HarnessMode::correctness, runner);
+    if (!m.ok()) {
+      problems.push_back("failed: " + m.reason);
+    } else {
+      if (m.hash != expected) {
+        problems.push_back("identity: the harness printed hash '" + m.hash + "', candidate " + id +
+                           "'s sources hash to " + expected + " (a stale or foreign binary)");
+      }
+      std::vector<std::string> wrong;
+      for (const auto& c : m.configs) {
+        std::string config;
+        for (size_t i = 0; i < c.values.size(); ++i) {
+          config += (i ? "," : "") + m.config_columns[i] + "=" + c.values[i];
+        }
+        if (!c.err_known) {
+          wrong.push_back(config + ": no error reported (was the golden compared?)");
+        } else if (c.err != 0) {
+          wrong.push_back(config + ": err " + util::format_number(c.err, 4) + " (kernel " +
+                          c.kernel + ")");
+        }
+      }
+      if (!wrong.empty()) {
+        problems.push_back("incorrect: " + std::to_string(wrong.size()) + " of " +
+                           std::to_string(m.configs.size()) + " configs have err != 0:\n    " +
+                           util::join(wrong, "\n    "));
+      }
+    }
+
+    if (context.json) {
+      context.out << nlohmann::json{{"candidate", id},
+                                    {"correct", problems.empty()},
+                                    {"problems", problems},
+                                    {"hash", m.hash},
+                                    {"expected_hash", expected},
+                                    {"configs", m.configs.size()}}
+                         .dump(2)
+                  << "\n";
+    } else if (problems.empty()) {
+      context.out << "candidate " << id << ": correct: " << m.configs.size()
+                  << " configs, every err == 0 against the golden from candidate " << baseline
+                  << "; hash " << expected << "\n";
+    } else {
+      context.out << "candidate " << id << ": NOT correct\n  " << util::join(problems, "\n  ")
+                  << "\n";
+    }
+    return problems.empty() ? 0 : 1;
+  };
+}
+
+} // namespace kopt::cli

@@ -1,0 +1,191 @@
+#include "profile/bench.hpp"
+
+#include "profile/harness_csv.hpp"
+#include "util/atomic_file.hpp"
+#include "util/csv.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+
+#include <ctime>
+#include <fstream>
+
+namespace kopt::profile {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* mode_flag(HarnessMode mode) {
+  switch (mode) {
+  case HarnessMode::correctness:
+    return "--correctness";
+  case HarnessMode::benchmark:
+    return "--benchmark";
+  case HarnessMode::full_benchmark:
+    return "--full-benchmark";
+  }
+  return "--benchmark";
+}
+
+void write_log(const fs::path& file, const util::Command& command,
+               const util::ProcessResult& result, double timeout_s) {
+  std::string text = "$";
+  for (const auto& arg : command.argv) {
+    text += " " + arg;
+  }
+  text += "\n# " + result.describe(timeout_s) + ", " + std::to_string(result.seconds) +
+          " s\n--- stdout\n" + result.out + "--- stderr\n" + result.err;
+  util::write_file_atomic(file, text);
+}
+
+std::string tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  while (lines > 0 && pos > 0) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) {
+      return text;
+    }
+    --lines;
+  }
+  return text.substr(pos + 1);
+}
+
+} // namespace
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string host_cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        return line.substr(colon + 2);
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
+                        const std::string& id, HarnessMode mode, util::ProcessRunner& runner) {
+  Measurement m;
+  m.family = family.name;
+  m.candidate = id;
+  m.measured_by = Source::chrono;
+  m.device = host_cpu_model();
+  m.date = utc_now();
+  m.config_columns = util::read_csv(family.configs).header;
+
+  fs::path harness = layout.harness(id);
+  fs::path dir = layout.results_dir(id);
+  fs::create_directories(dir);
+  fs::path csv = dir / (mode == HarnessMode::correctness ? "correctness.csv" : "results.csv");
+  fs::remove(csv); // a stale file must never pass for this run's results
+  if (!fs::exists(harness)) {
+    m.status = "failed";
+    m.reason = "no harness binary at " + harness.string() + " (build target candidate_" + id +
+               " first)";
+    return m;
+  }
+
+  util::Command command;
+  command.argv = {harness.string(), "--configs", family.configs.string(), mode_flag(mode),
+                  "--out", csv.string()};
+  if (fs::exists(layout.golden())) {
+    command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
+  }
+  if (mode != HarnessMode::correctness) {
+    command.argv.insert(command.argv.end(), {"--warmup", std::to_string(family.warmup),
+                                             "--repeat", std::to_string(family.repeat)});
+  }
+  command.timeout_s = family.timeout_s;
+  util::ProcessResult result = runner.run(command);
+  write_log(dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log"),
+            command, result, family.timeout_s);
+  m.hash = harness_hash(result.out);
+
+  if (!result.ok()) {
+    m.status = "failed";
+    m.reason = "harness " + result.describe(family.timeout_s);
+    std::string last = tail(result.err, 3);
+    if (!last.empty()) {
+      m.reason += ": " + last;
+    }
+    while (!m.reason.empty() && m.reason.back() == '\n') {
+      m.reason.pop_back();
+    }
+    return m;
+  }
+  std::vector<HarnessRow> rows;
+  try {
+    rows = read_harness_results(csv, m.config_columns, family.impl);
+  } catch (const Error& e) {
+    m.status = "failed";
+    m.reason = e.what();
+    return m;
+  }
+  for (auto& row : rows) {
+    ConfigResult c;
+    c.config_class = spec::config_class(family.classes, m.config_columns, row.values);
+    c.values = std::move(row.values);
+    c.kernel = std::move(row.kernel);
+    c.us = row.us;
+    c.harness_us = row.us;
+    c.err_known = row.err.has_value();
+    c.err = row.err.value_or(0);
+    m.configs.push_back(std::move(c));
+  }
+  return m;
+}
+
+std::string ensure_golden(const spec::Family& family, const spec::Layout& layout,
+                          const std::string& baseline_id, const std::string& baseline_hash,
+                          util::ProcessRunner& runner) {
+  if (fs::exists(layout.golden()) && fs::exists(layout.golden_info())) {
+    nlohmann::json info = util::read_json(layout.golden_info());
+    if (info.value("baseline_hash", "") == baseline_hash &&
+        info.value("configs", "") == family.configs.string()) {
+      return "golden up to date (from candidate " + baseline_id + ")";
+    }
+  }
+  fs::path harness = layout.harness(baseline_id);
+  if (!fs::exists(harness)) {
+    throw Error("cannot make the golden: no harness binary at " + harness.string() +
+                " (build target candidate_" + baseline_id + " first)");
+  }
+  fs::create_directories(layout.golden().parent_path());
+  fs::path fresh = layout.golden().string() + ".new";
+  util::Command command;
+  command.argv = {harness.string(), "--configs", family.configs.string(), "--write-golden",
+                  fresh.string()};
+  command.timeout_s = family.timeout_s;
+  util::ProcessResult result = runner.run(command);
+  write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
+  if (!result.ok() || !fs::exists(fresh)) {
+    throw Error("cannot make the golden: baseline " + baseline_id + "'s harness " +
+                result.describe(family.timeout_s) + " (log: " +
+                (layout.golden().parent_path() / "golden.log").string() + ")");
+  }
+  std::string printed = harness_hash(result.out);
+  if (printed != baseline_hash) {
+    throw Error("cannot make the golden: baseline " + baseline_id + "'s harness printed hash '" +
+                printed + "', expected " + baseline_hash + " (stale binary?)");
+  }
+  fs::rename(fresh, layout.golden());
+  util::write_json_atomic(layout.golden_info(), {{"baseline", baseline_id},
+                                                 {"baseline_hash", baseline_hash},
+                                                 {"configs", family.configs.string()},
+                                                 {"date", utc_now()}});
+  return "golden written from candidate " + baseline_id;
+}
+
+} // namespace kopt::profile

@@ -1,0 +1,54 @@
+#include "profile/harness_csv.hpp"
+
+#include "util/csv.hpp"
+#include "util/text.hpp"
+
+#include <sstream>
+
+namespace kopt::profile {
+
+std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
+                                             const std::vector<std::string>& config_columns,
+                                             const std::string& impl) {
+  util::CsvTable table = util::read_csv(file);
+  std::vector<int> value_columns;
+  for (const auto& name : config_columns) {
+    value_columns.push_back(table.column(name));
+  }
+  int kernel = table.column("kernel");
+  std::string us_name = "us_" + impl;
+  std::string err_name = "err_" + impl;
+  int us = table.column(us_name);
+  int err = table.column(err_name);
+
+  std::vector<HarnessRow> rows;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& fields = table.rows[r];
+    HarnessRow row;
+    for (int c : value_columns) {
+      row.values.push_back(fields[c]);
+    }
+    row.kernel = fields[kernel];
+    row.us = util::parse_double(fields[us], table.where(r) + ": " + us_name);
+    if (!util::trim(fields[err]).empty()) {
+      row.err = util::parse_double(fields[err], table.where(r) + ": " + err_name);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string harness_hash(const std::string& stdout_text) {
+  std::istringstream lines(stdout_text);
+  std::string line;
+  const std::string prefix = "kopt-candidate: ";
+  while (std::getline(lines, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      auto fields = util::split(line.substr(prefix.size()), ' ');
+      return fields.size() >= 2 ? std::string(util::trim(fields[1])) : "";
+    }
+  }
+  return "";
+}
+
+} // namespace kopt::profile

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kopt::profile {
+
+/// One row of a harness results CSV: the config values, the kernel it ran, its median time and
+/// its error against the golden (nullopt when the harness compared nothing).
+struct HarnessRow {
+  std::vector<std::string> values;
+  std::string kernel;
+  double us = 0;
+  std::optional<double> err;
+};
+
+/// Reads a harness results CSV (docs/FORMATS.md): `config_columns` first, then kernel,
+/// us_<impl>, err_<impl>. A missing column is an error naming the file and the column; a bad
+/// number names file:line and the column.
+std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
+                                             const std::vector<std::string>& config_columns,
+                                             const std::string& impl);
+
+/// The first line a harness prints, `kopt-candidate: <id> <hash>`; returns the hash, or "" when
+/// the output holds no such line.
+std::string harness_hash(const std::string& stdout_text);
+
+} // namespace kopt::profile
