@@ -1,0 +1,165 @@
+#include "temp_dir.hpp"
+
+#include "profile/ncu.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+#include <doctest/doctest.h>
+
+using kopt::profile::ProfileOptions;
+using kopt::profile::read_ncu_output;
+using kopt::test::fixture;
+
+namespace {
+
+ProfileOptions with_regex(const std::string &regex, int per_config = 0) {
+  ProfileOptions options;
+  options.kernel_regex = regex;
+  options.launches_per_config = per_config;
+  return options;
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("profile::ncu");
+
+TEST_CASE("the command line profiles one metric with NVTX and the kernel regex") {
+  auto argv = kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"});
+  CHECK(argv == std::vector<std::string>{"ncu", "--csv", "--print-units", "base", "--metrics",
+                                         "gpu__time_duration.sum", "--clock-control", "none",
+                                         "--nvtx", "-k", "regex:gemm_.*", "./harness",
+                                         "--benchmark"});
+}
+
+TEST_CASE("config ranges are named config_<index> followed by a space or the end") {
+  CHECK(kopt::profile::config_index_of_range("config_0 M=65536") == 0);
+  CHECK(kopt::profile::config_index_of_range("config_12") == 12);
+  CHECK(kopt::profile::config_index_of_range("config_x M=1") == -1);
+  CHECK(kopt::profile::config_index_of_range("config_1x") == -1);
+  CHECK(kopt::profile::config_index_of_range("warmup") == -1);
+}
+
+TEST_CASE("program lines and ==PROF== lines precede the CSV; separators are read") {
+  auto report = read_ncu_output(fixture("ncu/gpu_time_duration_h200.csv"), with_regex("fmak"));
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 1);
+  const auto &config = report.configs[0];
+  CHECK(config.config == 0);
+  CHECK(config.launches == 5);
+  CHECK(config.mean_ns() == doctest::Approx(278214.4));
+  CHECK(config.mean_us() == doctest::Approx(278.2144));
+  CHECK(config.kernels == std::vector<std::string>{"fmak(float *, int)"});
+  CHECK(config.range.empty());
+}
+
+TEST_CASE("without ranges launches map to configs in order") {
+  auto report = read_ncu_output(fixture("ncu/mixed_stdout_copy.csv"), with_regex("^copyk", 1));
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 5);
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(535264));
+  CHECK(report.configs[4].config == 4);
+  CHECK(report.configs[4].mean_ns() == doctest::Approx(534176));
+
+  auto uneven = read_ncu_output(fixture("ncu/mixed_stdout_copy.csv"), with_regex("copyk", 2));
+  CHECK_FALSE(uneven.profiled);
+  CHECK(uneven.reason == fixture("ncu/mixed_stdout_copy.csv").string() +
+                             ": 5 matching launches do not divide into 2 per config");
+}
+
+TEST_CASE("NVTX ranges map launches to configs (details page)") {
+  auto report = read_ncu_output(fixture("ncu/ncu_nvtx_details.csv"), with_regex("scale_kernel"));
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 3);
+  CHECK(report.configs[0].range == "config_0 M=65536");
+  CHECK(report.configs[0].launches == 3);
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(7232.0 / 3));
+  CHECK(report.configs[1].range == "config_1 M=1048576");
+  CHECK(report.configs[1].mean_ns() == doctest::Approx(4960));
+  CHECK(report.configs[2].config == 2);
+  CHECK(report.configs[2].mean_ns() == doctest::Approx(144992.0 / 3));
+  CHECK(report.configs[2].kernels == std::vector<std::string>{"scale_kernel(float *, int, float)"});
+  CHECK(report.find(1) == &report.configs[1]);
+  CHECK(report.find(7) == nullptr);
+}
+
+TEST_CASE("NVTX ranges map launches to configs (raw page with a units row)") {
+  auto report = read_ncu_output(fixture("ncu/ncu_nvtx_raw.csv"), with_regex("scale"));
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 3);
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(7424.0 / 3));
+  CHECK(report.configs[1].mean_ns() == doctest::Approx(5056));
+  CHECK(report.configs[2].mean_ns() == doctest::Approx(48533.0 + 1.0 / 3));
+}
+
+TEST_CASE("only launches whose kernel name matches the regex count") {
+  auto report = read_ncu_output(fixture("ncu/ncu_nvtx_details.csv"), with_regex("gemm"));
+  CHECK_FALSE(report.profiled);
+  CHECK(report.reason == fixture("ncu/ncu_nvtx_details.csv").string() +
+                             ": no launch of a kernel matching 'gemm' (kernels seen: "
+                             "scale_kernel(float *, int, float))");
+}
+
+TEST_CASE("\"No kernels were profiled\" makes the measurement unprofiled") {
+  SUBCASE("no kernel matched -k") {
+    auto path = fixture("ncu/ncu_no_match.csv");
+    auto report = read_ncu_output(path, with_regex("no_such_kernel"));
+    CHECK_FALSE(report.profiled);
+    CHECK(report.configs.empty());
+    CHECK(report.available_kernels == std::vector<std::string>{"scale_kernel"});
+    CHECK(report.reason ==
+          path.string() + ": ncu: No kernels were profiled (available kernels: scale_kernel)");
+  }
+  SUBCASE("the NVTX filter matched nothing") {
+    auto path = fixture("ncu/ncu_nvtx_include.csv");
+    auto report = read_ncu_output(path, with_regex(".*"));
+    CHECK_FALSE(report.profiled);
+    CHECK(report.available_kernels.empty());
+    CHECK(report.reason == path.string() + ": ncu: No kernels were profiled");
+  }
+}
+
+TEST_CASE("malformed ncu output names the file, the line and the column") {
+  kopt::test::TempDir temp;
+  std::string good = kopt::util::read_file(fixture("ncu/gpu_time_duration_h200.csv"));
+
+  SUBCASE("truncated CSV") {
+    auto path = temp.write("cut.csv", good.substr(0, good.size() - 40));
+    REQUIRE_THROWS_WITH(
+        read_ncu_output(path, with_regex("fmak")),
+        (path.string() + ":18: expected 15 fields as in the header, got 13").c_str());
+  }
+  SUBCASE("missing column") {
+    auto path = temp.write("nounit.csv", "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Value\"\n"
+                                         "\"0\",\"k\",\"gpu__time_duration.sum\",\"1\"\n");
+    REQUIRE_THROWS_WITH(read_ncu_output(path, with_regex("k")),
+                        (path.string() + ": missing column 'Metric Unit' (columns: ID, Kernel "
+                                         "Name, Metric Name, Metric Value)")
+                            .c_str());
+  }
+  SUBCASE("not a number") {
+    auto path = temp.write(
+        "nan.csv",
+        "noise\n\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+        "\"0\",\"k\",\"gpu__time_duration.sum\",\"ns\",\"n/a\"\n");
+    REQUIRE_THROWS_WITH(read_ncu_output(path, with_regex("k")),
+                        (path.string() + ":3: Metric Value: expected a number, got 'n/a'").c_str());
+  }
+  SUBCASE("unknown unit") {
+    auto path = temp.write(
+        "unit.csv", "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                    "\"0\",\"k\",\"gpu__time_duration.sum\",\"cycle\",\"12\"\n");
+    REQUIRE_THROWS_WITH(
+        read_ncu_output(path, with_regex("k")),
+        (path.string() + ":2: Metric Unit: expected a time unit (ns, us, ms, s), got 'cycle'")
+            .c_str());
+  }
+  SUBCASE("no CSV at all") {
+    auto path = temp.write("none.csv", "==PROF== Connected to process 1\nhello\n");
+    REQUIRE_THROWS_WITH(
+        read_ncu_output(path, with_regex("k")),
+        (path.string() + ": no ncu CSV header (\"ID\",...,\"Kernel Name\",...) in the output")
+            .c_str());
+  }
+}
+
+TEST_SUITE_END();
