@@ -1,0 +1,175 @@
+#include "temp_dir.hpp"
+
+#include "profile/rocprofv3.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+#include <doctest/doctest.h>
+
+using kopt::profile::ProfileOptions;
+using kopt::test::fixture;
+
+namespace {
+
+ProfileOptions with_regex(const std::string &regex, int per_config = 0) {
+  ProfileOptions options;
+  options.kernel_regex = regex;
+  options.launches_per_config = per_config;
+  return options;
+}
+
+const std::string kGemm = "void gemm_kernel<\"tile_128x128\">(float*, float const*, int)";
+
+} // namespace
+
+TEST_SUITE_BEGIN("profile::rocprofv3");
+
+TEST_CASE("the command line traces kernels and roctx ranges into a named CSV") {
+  auto argv = kopt::profile::rocprofv3_command("out/07", "bench", {"./harness", "--benchmark"});
+  CHECK(argv == std::vector<std::string>{"rocprofv3", "--kernel-trace", "--marker-trace",
+                                         "--output-format", "csv", "-d", "out/07", "-o", "bench",
+                                         "--", "./harness", "--benchmark"});
+  auto plain = kopt::profile::rocprofv3_command("d", "n", {"h"}, kopt::profile::MarkerTrace::no);
+  CHECK(plain == std::vector<std::string>{"rocprofv3", "--kernel-trace", "--output-format", "csv",
+                                          "-d", "d", "-o", "n", "--", "h"});
+}
+
+TEST_CASE("the 2024 layout (18 columns) is read in launch order") {
+  auto dispatches = kopt::profile::read_kernel_trace(fixture("rocprofv3/kernel_trace.csv"));
+  REQUIRE(dispatches.size() == 7);
+  CHECK(dispatches[0].dispatch_id == 1);
+  CHECK(dispatches[0].agent == "1");
+  CHECK(dispatches[0].kernel ==
+        "void addition_kernel<float>(float*, float const*, float const*, int, int)");
+  CHECK(dispatches[0].duration_ns() == 48744);
+  CHECK(dispatches[0].line == 2);
+  CHECK(dispatches[1].dispatch_id == 2);
+  CHECK(dispatches[6].dispatch_id == 13);
+
+  auto report = kopt::profile::attribute_dispatches(dispatches, {}, with_regex("addition", 2),
+                                                    "kernel_trace.csv");
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 2);
+  CHECK(report.configs[0].launches == 2);
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(74819.5));
+  CHECK(report.configs[1].mean_ns() == doctest::Approx(131933.5));
+  CHECK(report.configs[1].range.empty());
+}
+
+TEST_CASE("the current layout (22 columns, Agent_Id \"Agent 7\") with unescaped quotes") {
+  auto dispatches = kopt::profile::read_kernel_trace(fixture("rocprofv3/kernel_trace_22col.csv"));
+  REQUIRE(dispatches.size() == 6);
+  CHECK(dispatches[0].agent == "Agent 7");
+  CHECK(dispatches[0].kernel == kGemm);
+  CHECK(dispatches[3].kernel == "__amd_rocclr_fillBufferAligned");
+
+  SUBCASE("roctx ranges attribute dispatches; warm-up outside them is not counted") {
+    auto markers = kopt::profile::read_marker_trace(fixture("rocprofv3/marker_api_trace.csv"));
+    REQUIRE(markers.size() == 3);
+    auto report =
+        kopt::profile::attribute_dispatches(dispatches, markers, with_regex("gemm_kernel"), "t");
+    REQUIRE(report.profiled);
+    REQUIRE(report.configs.size() == 2);
+    CHECK(report.configs[0].range == "config_0 M=128 N=4096 K=7168");
+    CHECK(report.configs[0].launches == 2);
+    CHECK(report.configs[0].mean_ns() == doctest::Approx(11000));
+    CHECK(report.configs[0].kernels == std::vector<std::string>{kGemm});
+    CHECK(report.configs[1].mean_us() == doctest::Approx(21.0));
+  }
+  SUBCASE("without ranges every matching launch belongs to config 0") {
+    auto report = kopt::profile::attribute_dispatches(dispatches, {}, with_regex("gemm"), "t");
+    REQUIRE(report.configs.size() == 1);
+    CHECK(report.configs[0].launches == 5);
+    CHECK(report.configs[0].mean_ns() == doctest::Approx(14600));
+  }
+}
+
+TEST_CASE("the rocpd convert layout (Guid first) found under <dir>/<hostname>/<pid>_*") {
+  kopt::test::TempDir temp;
+  temp.write("out/host-1/4242_kernel_trace.csv",
+             kopt::util::read_file(fixture("rocprofv3/rocpd_kernel_trace.csv")));
+  temp.write("out/host-1/4242_marker_api_trace.csv",
+             kopt::util::read_file(fixture("rocprofv3/marker_api_trace.csv")));
+  auto report = kopt::profile::read_rocprofv3_output(temp.path() / "out", with_regex("gemm"));
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 2);
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(11000));
+  CHECK(report.configs[1].mean_ns() == doctest::Approx(21000));
+}
+
+TEST_CASE("the -o name pattern <dir>/<name>_kernel_trace.csv is found too") {
+  kopt::test::TempDir temp;
+  auto path = temp.write("bench_kernel_trace.csv",
+                         kopt::util::read_file(fixture("rocprofv3/kernel_trace.csv")));
+  CHECK(kopt::profile::find_rocprofv3_file(temp.path(), "kernel_trace.csv") == path);
+  CHECK_FALSE(kopt::profile::find_rocprofv3_file(temp.path(), "marker_api_trace.csv"));
+
+  auto report = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("subtract"));
+  REQUIRE(report.profiled);
+  CHECK(report.configs[0].launches == 2);
+
+  auto none = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("gemm"));
+  CHECK_FALSE(none.profiled);
+  CHECK(none.reason.rfind(path.string() + ": no launch of a kernel matching 'gemm' (kernels seen: ",
+                          0) == 0);
+
+  temp.write("again/1_kernel_trace.csv", "x\n");
+  REQUIRE_THROWS_WITH(kopt::profile::find_rocprofv3_file(temp.path(), "kernel_trace.csv"),
+                      (temp.path().string() + ": expected one *kernel_trace.csv, found 2: " +
+                       (temp.path() / "again/1_kernel_trace.csv").string() + ", " + path.string())
+                          .c_str());
+}
+
+TEST_CASE("no kernel trace at all makes the measurement unprofiled") {
+  kopt::test::TempDir temp;
+  auto report = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("gemm"));
+  CHECK_FALSE(report.profiled);
+  CHECK(report.reason ==
+        temp.path().string() + ": rocprofv3 wrote no *kernel_trace.csv (no kernel was traced)");
+}
+
+TEST_CASE("kernel_stats.csv has the header of hip_api_stats.csv") {
+  auto stats = kopt::profile::read_kernel_stats(fixture("rocprofv3/hip_api_stats.csv"));
+  REQUIRE(stats.size() == 17);
+  CHECK(stats[0].name == "hipStreamCreateWithFlags");
+  CHECK(stats[0].calls == 4);
+  CHECK(stats[0].total_ns == 262497406);
+  CHECK(stats[0].average_ns == doctest::Approx(65624351.5));
+  CHECK(stats[16].name == "hipSetDevice");
+  CHECK(stats[16].max_ns == 660);
+}
+
+TEST_CASE("malformed kernel traces name the file, the line and the column") {
+  kopt::test::TempDir temp;
+  std::string good = kopt::util::read_file(fixture("rocprofv3/kernel_trace_22col.csv"));
+
+  SUBCASE("truncated CSV") {
+    auto path = temp.write("cut.csv", good.substr(0, good.size() - 30));
+    REQUIRE_THROWS_WITH(
+        kopt::profile::read_kernel_trace(path),
+        (path.string() + ":7: expected 22 fields as in the header, got 12").c_str());
+  }
+  SUBCASE("missing column") {
+    auto path = temp.write("k.csv", "\"Kind\",\"Kernel_Name\",\"Start_Timestamp\"\n"
+                                    "\"KERNEL_DISPATCH\",\"k\",1\n");
+    REQUIRE_THROWS_WITH(kopt::profile::read_kernel_trace(path),
+                        (path.string() + ": missing column 'End_Timestamp' (columns: Kind, "
+                                         "Kernel_Name, Start_Timestamp)")
+                            .c_str());
+  }
+  SUBCASE("a timestamp that is not a number") {
+    auto path = temp.write("t.csv", "\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+                                    "\"k\",10,\n");
+    REQUIRE_THROWS_WITH(kopt::profile::read_kernel_trace(path),
+                        (path.string() + ":2: End_Timestamp: expected an integer, got ''").c_str());
+  }
+  SUBCASE("end before start") {
+    auto path = temp.write("e.csv", "\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+                                    "\"k\",10,5\n");
+    REQUIRE_THROWS_WITH(
+        kopt::profile::read_kernel_trace(path),
+        (path.string() + ":2: End_Timestamp: 5 is before Start_Timestamp 10").c_str());
+  }
+}
+
+TEST_SUITE_END();
