@@ -1,0 +1,568 @@
+#include "decide/decide.hpp"
+
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace kopt::decide {
+
+namespace {
+
+using profile::ConfigResult;
+using profile::Measurement;
+
+std::string percent(double fraction) { return util::format_number(fraction * 100, 4) + "%"; }
+
+std::string config_label(const std::vector<std::string> &columns,
+                         const std::vector<std::string> &values) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < values.size(); ++i) {
+    parts.push_back(i < columns.size() ? columns[i] + "=" + values[i] : values[i]);
+  }
+  return util::join(parts, ",");
+}
+
+// Lists at most `limit` items and says how many more there were, so a reason stays one line.
+std::string list_some(const std::vector<std::string> &items, size_t limit = 8) {
+  std::vector<std::string> shown(items.begin(),
+                                 items.begin() + static_cast<long>(std::min(limit, items.size())));
+  std::string text = util::join(shown, ", ");
+  if (items.size() > limit) {
+    text += ", and " + std::to_string(items.size() - limit) + " more";
+  }
+  return text;
+}
+
+// Harness time: the events backend, or a profiler that failed and left the harness's numbers.
+// chrono is the host backend's own profiler, so it counts even then.
+std::string effective_source(const Measurement &m) {
+  if (m.measured_by == profile::Source::events ||
+      (!m.profiled && m.measured_by != profile::Source::chrono)) {
+    return "events";
+  }
+  return profile::to_string(m.measured_by);
+}
+
+Decision failed(Decision d, std::string reason) {
+  d.verdict = Verdict::failed;
+  d.reason = std::move(reason);
+  return d;
+}
+
+bool same_direction(double a, double b) { return (a < 0 && b < 0) || (a > 0 && b > 0); }
+
+ClassRow compare(const std::string &name, const std::vector<std::pair<double, double>> &pairs) {
+  double log_best = 0;
+  double log_candidate = 0;
+  for (const auto &[b, c] : pairs) {
+    log_best += std::log(b);
+    log_candidate += std::log(c);
+  }
+  double n = static_cast<double>(pairs.size());
+  ClassRow row;
+  row.config_class = name;
+  row.configs = static_cast<int>(pairs.size());
+  row.best_us = std::exp(log_best / n);
+  row.candidate_us = std::exp(log_candidate / n);
+  row.ratio = std::exp((log_candidate - log_best) / n);
+  row.change = row.ratio - 1;
+  return row;
+}
+
+std::string changes(const std::vector<const ClassRow *> &rows) {
+  std::vector<std::string> parts;
+  for (const ClassRow *row : rows) {
+    parts.push_back(row->config_class + " " + format_change(row->change));
+  }
+  return util::join(parts, ", ");
+}
+
+void judge(Decision &d, const Measurement &candidate) {
+  const Options &o = d.options;
+  std::vector<const ClassRow *> better;
+  std::vector<const ClassRow *> worse;
+  std::vector<const ClassRow *> beyond; // worse by more than max_regression
+  const ClassRow *target = nullptr;
+  for (const ClassRow &row : d.classes) {
+    if (row.config_class == d.target) {
+      target = &row;
+    }
+    if (row.state == State::better) {
+      better.push_back(&row);
+      d.winning.push_back(row.config_class);
+    } else if (row.state == State::worse) {
+      worse.push_back(&row);
+    }
+    if (row.change > o.max_regression) {
+      beyond.push_back(&row);
+    }
+  }
+  bool global = d.target == "global";
+  std::string limit = percent(o.max_regression);
+
+  if (global && better.size() == d.classes.size()) {
+    d.verdict = Verdict::keep;
+    d.reason =
+        "every class improved beyond noise (overall " + format_change(d.overall->change) + ")";
+    return;
+  }
+  if (!global && target->state == State::better && beyond.empty()) {
+    d.verdict = Verdict::keep;
+    d.reason = "target " + d.target + " improved " + format_change(target->change) +
+               ", no other class regressed more than " + limit;
+    return;
+  }
+  if (!better.empty() && !beyond.empty()) {
+    d.verdict = Verdict::split;
+    d.reason = util::join(d.winning, ", ") + " improved beyond noise while " + changes(beyond) +
+               " regressed more than " + limit;
+    std::set<std::string> kernels;
+    std::set<std::string> winning(d.winning.begin(), d.winning.end());
+    for (const ConfigResult &c : candidate.configs) {
+      if (winning.count(c.config_class) && !c.kernel.empty()) {
+        kernels.insert(c.kernel);
+      }
+    }
+    d.split_advice =
+        "dispatch " + util::join(d.winning, ", ") + " to candidate " + d.candidate + "'s kernel" +
+        (kernels.empty() ? std::string()
+                         : " (" + util::join({kernels.begin(), kernels.end()}, ", ") + ")") +
+        " and keep the other classes on BEST " + d.best + "'s";
+    return;
+  }
+  if (!global && target->state == State::worse) {
+    d.verdict = Verdict::regression;
+    d.reason = "target " + d.target + " regressed " + format_change(target->change);
+    return;
+  }
+  if (better.empty() && !worse.empty()) {
+    d.verdict = Verdict::regression;
+    d.reason = "no class improved beyond noise; worse: " + changes(worse);
+    return;
+  }
+  d.verdict = Verdict::tie;
+  if (global && !better.empty()) {
+    std::vector<const ClassRow *> rest;
+    for (const ClassRow &row : d.classes) {
+      if (row.state != State::better) {
+        rest.push_back(&row);
+      }
+    }
+    d.reason = "target global needs every class to improve; improved: " + changes(better) +
+               "; not: " + changes(rest);
+  } else if (global) {
+    d.reason = "no class changed beyond noise (overall " + format_change(d.overall->change) + ")";
+  } else {
+    d.reason = "target " + d.target + " within noise (" + format_change(target->change) + ")";
+    if (!better.empty()) {
+      d.reason += "; improved elsewhere: " + changes(better);
+    }
+  }
+}
+
+} // namespace
+
+const char *to_string(Verdict verdict) {
+  switch (verdict) {
+  case Verdict::keep:
+    return "keep";
+  case Verdict::tie:
+    return "tie";
+  case Verdict::regression:
+    return "regression";
+  case Verdict::split:
+    return "split";
+  case Verdict::incorrect:
+    return "incorrect";
+  case Verdict::failed:
+    return "failed";
+  }
+  return "?";
+}
+
+Verdict parse_verdict(const std::string &text, const std::string &where) {
+  for (Verdict v : {Verdict::keep, Verdict::tie, Verdict::regression, Verdict::split,
+                    Verdict::incorrect, Verdict::failed}) {
+    if (text == to_string(v)) {
+      return v;
+    }
+  }
+  throw Error(where + ": expected one of keep, tie, regression, split, incorrect, failed, got '" +
+              text + "'");
+}
+
+const char *to_string(State state) {
+  switch (state) {
+  case State::better:
+    return "better";
+  case State::worse:
+    return "worse";
+  case State::tie:
+    return "tie";
+  }
+  return "?";
+}
+
+std::string format_change(double change) {
+  char text[32];
+  double percent = change * 100;
+  // A change that rounds to zero prints as +0.00%, never -0.00%.
+  std::snprintf(text, sizeof text, "%+.2f%%", std::abs(percent) < 0.005 ? 0.0 : percent);
+  return text;
+}
+
+Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
+                const Options &options) {
+  Decision d;
+  d.family = candidate.family.empty() ? best.family : candidate.family;
+  d.candidate = candidate.candidate;
+  d.hash = candidate.hash;
+  d.best = best.candidate;
+  d.best_hash = best.hash;
+  d.target = request.target.empty() ? "global" : request.target;
+  d.date = candidate.date;
+  d.measured_by = profile::to_string(candidate.measured_by);
+  d.options = options;
+
+  if (!best.ok()) {
+    return failed(d, "BEST " + best.candidate + " has no usable measurement: " + best.reason);
+  }
+  if (!request.best_hash.empty() && best.hash != request.best_hash) {
+    return failed(d, "BEST " + best.candidate + "'s measurement has hash " + best.hash +
+                         ", the ledger's BEST hash is " + request.best_hash);
+  }
+  if (!candidate.ok()) {
+    return failed(d, "candidate " + candidate.candidate + " failed: " +
+                         (candidate.reason.empty() ? "no reason given" : candidate.reason));
+  }
+  if (!best.family.empty() && !candidate.family.empty() && best.family != candidate.family) {
+    return failed(d,
+                  "families differ: BEST is " + best.family + ", candidate is " + candidate.family);
+  }
+  if (candidate.config_columns != best.config_columns) {
+    return failed(d, "configs differ from BEST's: columns " +
+                         util::join(candidate.config_columns, ",") + " vs BEST's " +
+                         util::join(best.config_columns, ","));
+  }
+  if (!request.expected_hash.empty() && candidate.hash != request.expected_hash) {
+    d.verdict = Verdict::incorrect;
+    d.reason = "hash mismatch: the harness printed " + candidate.hash + ", candidate " +
+               candidate.candidate + "'s content hash is " + request.expected_hash +
+               " (the build did not use the candidate's sources)";
+    return d;
+  }
+
+  // Pair each BEST config with the candidate's result for the same values (in order, so a
+  // config listed twice pairs with its second occurrence).
+  const auto &columns = best.config_columns;
+  std::map<std::vector<std::string>, std::vector<size_t>> by_values;
+  for (size_t i = candidate.configs.size(); i-- > 0;) {
+    by_values[candidate.configs[i].values].push_back(i);
+  }
+  std::vector<std::pair<const ConfigResult *, const ConfigResult *>> pairs;
+  std::vector<std::string> missing;
+  for (const ConfigResult &b : best.configs) {
+    auto it = by_values.find(b.values);
+    if (it == by_values.end() || it->second.empty()) {
+      missing.push_back(config_label(columns, b.values));
+      continue;
+    }
+    pairs.emplace_back(&b, &candidate.configs[it->second.back()]);
+    it->second.pop_back();
+  }
+  if (!missing.empty()) {
+    d.verdict = Verdict::incorrect;
+    d.reason = "no result for " + std::to_string(missing.size()) + " of " +
+               std::to_string(best.configs.size()) + " configs: " + list_some(missing);
+    return d;
+  }
+  std::vector<std::string> wrong;
+  for (const auto &[b, c] : pairs) {
+    if (!c->err_known || c->err != 0) {
+      std::string label = config_label(columns, c->values);
+      d.incorrect.push_back({label, c->err, c->err_known});
+      wrong.push_back(label + " (err " +
+                      (c->err_known ? util::format_number(c->err) : "not compared") + ")");
+    }
+  }
+  if (!wrong.empty()) {
+    d.verdict = Verdict::incorrect;
+    d.reason = std::to_string(wrong.size()) + " of " + std::to_string(pairs.size()) +
+               " configs have err != 0: " + list_some(wrong);
+    return d;
+  }
+
+  std::vector<std::string> extra;
+  for (const auto &[values, left] : by_values) {
+    for (size_t i = 0; i < left.size(); ++i) {
+      extra.push_back(config_label(columns, values));
+    }
+  }
+  if (!extra.empty()) {
+    return failed(d, "configs differ from BEST's: the candidate also ran " + list_some(extra));
+  }
+  for (const auto &[b, c] : pairs) {
+    std::string label = config_label(columns, b->values);
+    if (b->config_class != c->config_class) {
+      return failed(d, "config " + label + " is class " + b->config_class + " for BEST but " +
+                           c->config_class + " for the candidate");
+    }
+    for (const auto &[m, us] : {std::pair{&best, b->us}, std::pair{&candidate, c->us}}) {
+      if (!(us > 0) || !std::isfinite(us)) {
+        return failed(d, "config " + label + " has no time in " + m->candidate +
+                             "'s measurement (us = " + util::format_number(us) + ")");
+      }
+    }
+  }
+  if (!best.device.empty() && !candidate.device.empty() && best.device != candidate.device) {
+    return failed(d, "measured on different devices: BEST on " + best.device + ", candidate on " +
+                         candidate.device);
+  }
+  std::string best_source = effective_source(best);
+  std::string candidate_source = effective_source(candidate);
+  if (best_source != candidate_source) {
+    return failed(d, "not comparable: BEST measured by " + best_source + ", candidate by " +
+                         candidate_source);
+  }
+
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<double, double>>> per_class;
+  std::vector<std::pair<double, double>> all;
+  for (const auto &[b, c] : pairs) {
+    if (!per_class.count(b->config_class)) {
+      order.push_back(b->config_class);
+    }
+    per_class[b->config_class].emplace_back(b->us, c->us);
+    all.emplace_back(b->us, c->us);
+  }
+  if (d.target != "global" && !per_class.count(d.target)) {
+    return failed(d, "target class '" + d.target +
+                         "' is not a config class of this measurement (classes: " +
+                         util::join(order, ", ") + ")");
+  }
+  if (all.empty()) {
+    return failed(d, "BEST " + best.candidate + "'s measurement has no configs");
+  }
+
+  const Decision *previous = nullptr;
+  if (request.previous && request.previous->candidate == d.candidate &&
+      request.previous->hash == d.hash && request.previous->best == d.best &&
+      request.previous->best_hash == d.best_hash) {
+    previous = &*request.previous;
+  }
+  for (const std::string &name : order) {
+    ClassRow row = compare(name, per_class[name]);
+    if (std::abs(row.change) >= options.noise) {
+      row.state = row.change < 0 ? State::better : State::worse;
+    } else if (previous) {
+      for (const ClassRow &seen : previous->classes) {
+        if (seen.config_class == name && same_direction(seen.change, row.change)) {
+          row.state = row.change < 0 ? State::better : State::worse;
+          row.repeated = true;
+        }
+      }
+    }
+    d.classes.push_back(row);
+  }
+  d.overall = compare("overall", all);
+
+  if (d.candidate == d.best) {
+    d.verdict = Verdict::tie;
+    d.reason = "candidate is BEST";
+    return d;
+  }
+  if (best_source == "events" && options.harness_time == HarnessTime::refuse) {
+    return failed(d, "harness time alone never keeps a candidate: both measurements are "
+                     "events timings (allow them with --allow-harness-time)");
+  }
+  judge(d, candidate);
+  return d;
+}
+
+profile::Measurement missing_measurement(const std::string &candidate,
+                                         const std::filesystem::path &path) {
+  profile::Measurement m;
+  m.candidate = candidate;
+  m.status = "failed";
+  m.reason = "no measurement: " + path.string() + " does not exist";
+  return m;
+}
+
+std::string format_table(const Decision &d) {
+  if (d.classes.empty()) {
+    return "";
+  }
+  size_t width = std::string("overall").size();
+  for (const ClassRow &row : d.classes) {
+    width = std::max(width, row.config_class.size());
+  }
+  std::string text;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %7s %12s %12s %8s %9s  %s\n", static_cast<int>(width),
+                "class", "configs", "best us", "cand us", "ratio", "change", "state");
+  text += line;
+  bool repeated = false;
+  auto add = [&](const ClassRow &row, const std::string &state) {
+    std::snprintf(line, sizeof line, "%-*s %7d %12.3f %12.3f %8.4f %9s  %s",
+                  static_cast<int>(width), row.config_class.c_str(), row.configs, row.best_us,
+                  row.candidate_us, row.ratio, format_change(row.change).c_str(), state.c_str());
+    std::string out = line;
+    while (!out.empty() && out.back() == ' ') {
+      out.pop_back();
+    }
+    text += out + "\n";
+  };
+  for (const ClassRow &row : d.classes) {
+    repeated = repeated || row.repeated;
+    add(row, std::string(to_string(row.state)) + (row.repeated ? "*" : ""));
+  }
+  if (d.overall) {
+    add(*d.overall, "");
+  }
+  if (repeated) {
+    text += "* within noise, counted: the previous decision saw the same direction\n";
+  }
+  return text;
+}
+
+std::string format_verdict(const Decision &d) {
+  std::string text = std::string("verdict: ") + to_string(d.verdict) + " (" + d.reason + ")\n";
+  if (!d.split_advice.empty()) {
+    text += "split advice: " + d.split_advice + "\n";
+  }
+  return text;
+}
+
+nlohmann::json to_json(const Decision &d) {
+  auto row_json = [](const ClassRow &row) {
+    return nlohmann::json{
+        {"class", row.config_class},        {"configs", row.configs},  {"best_us", row.best_us},
+        {"candidate_us", row.candidate_us}, {"ratio", row.ratio},      {"change", row.change},
+        {"state", to_string(row.state)},    {"repeated", row.repeated}};
+  };
+  nlohmann::json classes = nlohmann::json::array();
+  for (const ClassRow &row : d.classes) {
+    classes.push_back(row_json(row));
+  }
+  nlohmann::json incorrect = nlohmann::json::array();
+  for (const ConfigError &e : d.incorrect) {
+    incorrect.push_back({{"config", e.config},
+                         {"err", e.err_known ? nlohmann::json(e.err) : nlohmann::json(nullptr)}});
+  }
+  return {{"family", d.family},
+          {"candidate", d.candidate},
+          {"hash", d.hash},
+          {"best", d.best},
+          {"best_hash", d.best_hash},
+          {"target", d.target},
+          {"date", d.date},
+          {"measured_by", d.measured_by},
+          {"noise", d.options.noise},
+          {"max_regression", d.options.max_regression},
+          {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
+          {"verdict", to_string(d.verdict)},
+          {"reason", d.reason},
+          {"classes", classes},
+          {"winning", d.winning},
+          {"split_advice", d.split_advice},
+          {"incorrect", incorrect},
+          {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)}};
+}
+
+namespace {
+
+template <typename T> T field(const nlohmann::json &j, const char *key, const std::string &where) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(where + ": missing field '" + key + "'");
+  }
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception &) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+}
+
+ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
+  ClassRow row;
+  row.config_class = field<std::string>(j, "class", where);
+  row.configs = field<int>(j, "configs", where);
+  row.best_us = field<double>(j, "best_us", where);
+  row.candidate_us = field<double>(j, "candidate_us", where);
+  row.ratio = field<double>(j, "ratio", where);
+  row.change = field<double>(j, "change", where);
+  std::string state = field<std::string>(j, "state", where);
+  if (state == "better") {
+    row.state = State::better;
+  } else if (state == "worse") {
+    row.state = State::worse;
+  } else if (state == "tie" || state.empty()) {
+    row.state = State::tie;
+  } else {
+    throw Error(where + ": state: expected one of better, worse, tie, got '" + state + "'");
+  }
+  row.repeated = field<bool>(j, "repeated", where);
+  return row;
+}
+
+} // namespace
+
+Decision decision_from_json(const nlohmann::json &j, const std::string &source) {
+  Decision d;
+  d.family = field<std::string>(j, "family", source);
+  d.candidate = field<std::string>(j, "candidate", source);
+  d.hash = field<std::string>(j, "hash", source);
+  d.best = field<std::string>(j, "best", source);
+  d.best_hash = field<std::string>(j, "best_hash", source);
+  d.target = field<std::string>(j, "target", source);
+  d.date = field<std::string>(j, "date", source);
+  d.measured_by = field<std::string>(j, "measured_by", source);
+  d.options.noise = field<double>(j, "noise", source);
+  d.options.max_regression = field<double>(j, "max_regression", source);
+  d.options.harness_time =
+      field<bool>(j, "allow_harness_time", source) ? HarnessTime::allow : HarnessTime::refuse;
+  d.verdict = parse_verdict(field<std::string>(j, "verdict", source), source + ": verdict");
+  d.reason = field<std::string>(j, "reason", source);
+  auto classes = field<nlohmann::json>(j, "classes", source);
+  if (!classes.is_array()) {
+    throw Error(source + ": field 'classes' has the wrong type");
+  }
+  for (size_t i = 0; i < classes.size(); ++i) {
+    d.classes.push_back(row_from_json(classes[i], source + ": classes[" + std::to_string(i) + "]"));
+  }
+  d.winning = field<std::vector<std::string>>(j, "winning", source);
+  d.split_advice = field<std::string>(j, "split_advice", source);
+  auto incorrect = field<nlohmann::json>(j, "incorrect", source);
+  if (!incorrect.is_array()) {
+    throw Error(source + ": field 'incorrect' has the wrong type");
+  }
+  for (size_t i = 0; i < incorrect.size(); ++i) {
+    std::string where = source + ": incorrect[" + std::to_string(i) + "]";
+    ConfigError e;
+    e.config = field<std::string>(incorrect[i], "config", where);
+    auto err = field<nlohmann::json>(incorrect[i], "err", where);
+    e.err_known = !err.is_null();
+    e.err = e.err_known ? field<double>(incorrect[i], "err", where) : 0;
+    d.incorrect.push_back(e);
+  }
+  auto overall = field<nlohmann::json>(j, "overall", source);
+  if (!overall.is_null()) {
+    d.overall = row_from_json(overall, source + ": overall");
+  }
+  return d;
+}
+
+Decision read_decision(const std::filesystem::path &path) {
+  return decision_from_json(util::read_json(path), path.string());
+}
+
+void write_decision(const std::filesystem::path &path, const Decision &decision) {
+  util::write_json_atomic(path, to_json(decision));
+}
+
+} // namespace kopt::decide
