@@ -10,6 +10,8 @@ std::span<const Subcommand> subcommands() {
        setup_bench},
       {"check", "the correctness test: identity, hash and every err == 0 against the golden",
        setup_check},
+      {"gen-instances", "generate each candidate's instance TUs, registry, dispatch and manifest",
+       setup_gen_instances},
       {"launch-compile",
        "compiler launcher: compile from the candidate's folder so ccache shares hits",
        setup_launch_compile},

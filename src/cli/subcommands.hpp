@@ -9,6 +9,7 @@ namespace kopt::cli {
 Handler setup_version(CLI::App& app);
 Handler setup_bench(CLI::App& app);
 Handler setup_check(CLI::App& app);
+Handler setup_gen_instances(CLI::App& app);
 Handler setup_launch_compile(CLI::App& app);
 
 } // namespace kopt::cli

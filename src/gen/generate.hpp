@@ -13,21 +13,27 @@ namespace kopt::gen {
 struct Generated {
   std::string candidate;
   std::string hash;
-  std::filesystem::path dir;                   ///< the candidate's output folder
-  std::vector<std::string> compiled;           ///< instance names compiled, sorted
-  std::vector<std::filesystem::path> sources;  ///< the TUs to compile (instances, registry, dispatch, identity)
-  std::vector<std::filesystem::path> inputs;   ///< files the output depends on (for re-running)
-  std::vector<std::filesystem::path> written;  ///< files whose content changed this run
+  std::string base;                  ///< the candidate.json base, "" for the baseline
+  std::string target;                ///< the candidate.json target ("global" or a class)
+  std::filesystem::path dir;         ///< the candidate's output folder
+  std::vector<std::string> compiled; ///< instance names compiled, sorted
+  std::vector<std::filesystem::path>
+      sources; ///< the TUs to compile (instances, registry, dispatch, identity)
+  std::vector<std::filesystem::path> inputs;  ///< files the output depends on (for re-running)
+  std::vector<std::filesystem::path> outputs; ///< every file generated, sorted
+  std::vector<std::filesystem::path> written; ///< files whose content changed this run
+  std::vector<std::filesystem::path> removed; ///< stale files of an earlier run, deleted
+  std::vector<std::string> warnings;          ///< e.g. duplicate tuned shapes
 };
 
 /// Generates one candidate's files into `out_root/<id>/` (docs/FORMATS.md), writing only files
 /// whose content changed. A tuned row naming a kernel that is not an instance is a kopt::Error
 /// naming the tuned file, its line and the kernel.
-Generated generate_candidate(const spec::Family& family, const candidate::CandidateSet& set,
-                             const std::string& id, const std::filesystem::path& out_root);
+Generated generate_candidate(const spec::Family &family, const candidate::CandidateSet &set,
+                             const std::string &id, const std::filesystem::path &out_root);
 
 /// Writes the configure-time CMake fragment describing every candidate's generated files.
-void write_cmake_fragment(const spec::Family& family, const std::vector<Generated>& generated,
-                          const std::filesystem::path& file);
+void write_cmake_fragment(const spec::Family &family, const std::vector<Generated> &generated,
+                          const std::filesystem::path &file);
 
 } // namespace kopt::gen

@@ -1,0 +1,148 @@
+#include "candidate/candidate.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kopt::candidate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> ids(const std::vector<Candidate> &candidates) {
+  std::vector<std::string> out;
+  for (const auto &c : candidates) {
+    out.push_back(c.id());
+  }
+  return out;
+}
+
+} // namespace
+
+CandidateSet CandidateSet::discover(const spec::Family &family) {
+  const fs::path &root = family.candidates_dir;
+  if (!fs::is_directory(root)) {
+    throw Error(family.file.string() + ": candidates: folder not found: " + root.string());
+  }
+  CandidateSet set;
+  for (const auto &entry : fs::directory_iterator(root)) {
+    std::string folder = entry.path().filename().string();
+    // Hidden folders (.git, editor state) are not candidates.
+    if (!entry.is_directory() || folder.starts_with(".")) {
+      continue;
+    }
+    fs::path json = entry.path() / "candidate.json";
+    if (!fs::is_regular_file(json)) {
+      throw Error(entry.path().string() + ": candidate folder has no candidate.json");
+    }
+    set.candidates_.push_back({spec::load_candidate_spec(json, folder), entry.path()});
+  }
+  std::sort(set.candidates_.begin(), set.candidates_.end(),
+            [](const Candidate &a, const Candidate &b) { return a.id() < b.id(); });
+
+  for (const auto &c : set.candidates_) {
+    if (c.spec.base.empty()) {
+      continue;
+    }
+    std::string where = (c.dir / "candidate.json").string() + ": base";
+    std::vector<std::string> seen = {c.id()};
+    const Candidate *at = &c;
+    while (!at->spec.base.empty()) {
+      auto next = std::find_if(set.candidates_.begin(), set.candidates_.end(),
+                               [&](const Candidate &x) { return x.id() == at->spec.base; });
+      if (next == set.candidates_.end()) {
+        throw Error(where + ": unknown candidate '" + at->spec.base + "'" +
+                    (at == &c ? "" : " (base of " + at->id() + ")") +
+                    " (candidates: " + util::join(ids(set.candidates_), ", ") + ")");
+      }
+      seen.push_back(next->id());
+      if (next->id() == c.id()) {
+        throw Error(where + ": the base chain is a cycle: " + util::join(seen, " -> "));
+      }
+      if (std::count(seen.begin(), seen.end(), next->id()) > 1) {
+        break; // a cycle further up the chain: reported for its own members
+      }
+      at = &*next;
+    }
+  }
+  return set;
+}
+
+const Candidate &CandidateSet::get(const std::string &id) const {
+  for (const auto &c : candidates_) {
+    if (c.id() == id) {
+      return c;
+    }
+  }
+  throw Error("unknown candidate '" + id + "' (candidates: " + util::join(ids(candidates_), ", ") +
+              ")");
+}
+
+std::vector<const Candidate *> CandidateSet::chain(const std::string &id) const {
+  std::vector<const Candidate *> out;
+  const Candidate *at = &get(id);
+  out.push_back(at);
+  while (!at->spec.base.empty()) {
+    at = &get(at->spec.base);
+    if (std::find(out.begin(), out.end(), at) != out.end()) {
+      throw Error("candidate " + id + ": the base chain is a cycle");
+    }
+    out.push_back(at);
+  }
+  return out;
+}
+
+std::map<std::string, fs::path> CandidateSet::resolve_sources(const spec::Family &family,
+                                                              const std::string &id) const {
+  std::vector<const Candidate *> candidates = chain(id);
+  std::set<std::string> names(family.editable.begin(), family.editable.end());
+  names.insert(family.kernel_template);
+  std::map<std::string, fs::path> resolved;
+  for (const auto &name : names) {
+    fs::path found;
+    for (const Candidate *c : candidates) {
+      if (fs::is_regular_file(c->dir / name)) {
+        found = c->dir / name;
+        break;
+      }
+    }
+    if (found.empty() && fs::is_regular_file(family.dir / name)) {
+      found = family.dir / name;
+    }
+    if (found.empty()) {
+      std::vector<std::string> chain_ids;
+      for (const Candidate *c : candidates) {
+        chain_ids.push_back(c->id());
+      }
+      throw Error(name + ": not found in candidate " + id + "'s chain (" +
+                  util::join(chain_ids, " -> ") + ") nor in the family folder " +
+                  family.dir.string());
+    }
+    resolved[name] = found.lexically_normal();
+  }
+  return resolved;
+}
+
+std::string CandidateSet::content_hash(const spec::Family &family, const std::string &id) const {
+  util::Hasher hasher;
+  hasher.add(util::read_file(family.file));
+  // std::map iterates in sorted name order, which the hash depends on.
+  for (const auto &[name, path] : resolve_sources(family, id)) {
+    hasher.add(name);
+    hasher.add(util::read_file(path));
+  }
+  if (!family.tuned.empty()) {
+    hasher.add(util::read_file(family.tuned));
+  }
+  if (!family.heuristic_file.empty()) {
+    hasher.add(util::read_file(family.heuristic_file));
+  }
+  return hasher.hex();
+}
+
+} // namespace kopt::candidate

@@ -1,0 +1,392 @@
+#include "spec/family.hpp"
+
+#include "spec/fields.hpp"
+#include "util/csv.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+namespace kopt::spec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kFamilyFields = {
+    "name",      "backend",      "impl",     "kernel",     "parameters", "instances", "default",
+    "heuristic", "tuned",        "arch",     "compile",    "dispatch",   "configs",   "classes",
+    "harness",   "kernel_regex", "editable", "candidates", "timeout_s",  "bench"};
+
+bool is_identifier(const std::string &text) {
+  static const std::regex pattern("[A-Za-z_][A-Za-z0-9_]*");
+  return std::regex_match(text, pattern);
+}
+
+// A path in family.json: relative to the family folder, made absolute and normal.
+fs::path family_path(const fs::path &dir, const std::string &relative) {
+  return (dir / relative).lexically_normal();
+}
+
+// Checks that a file the family names exists.
+fs::path existing_file(const Fields &fields, const std::string &key, const fs::path &dir) {
+  fs::path path = family_path(dir, fields.string(key));
+  if (!fs::is_regular_file(path)) {
+    throw Error(fields.where(key) + ": file not found: " + path.string());
+  }
+  return path;
+}
+
+// A relative path inside the candidate / family folder: no absolute paths, no "..".
+void check_relative(const std::string &where, const std::string &path) {
+  fs::path p(path);
+  bool escapes = path.empty() || p.is_absolute();
+  for (const auto &part : p) {
+    escapes = escapes || part == "..";
+  }
+  if (escapes) {
+    throw Error(where + ": expected a relative path inside the family folder, got '" + path + "'");
+  }
+}
+
+// The text of one parameter value: numbers as JSON writes them, strings as they are.
+std::string parameter_text(const nlohmann::json &value, const std::string &where) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number()) {
+    return value.dump();
+  }
+  fail_expected(where, "a number or string", value);
+}
+
+// Replaces {P} in the name pattern by each parameter's value.
+std::string instance_name(const std::string &pattern, const Instance &instance,
+                          const std::string &where) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '{') {
+      out += pattern[i];
+      continue;
+    }
+    size_t close = pattern.find('}', i);
+    if (close == std::string::npos) {
+      throw Error(where + ": unterminated '{' in name pattern '" + pattern + "'");
+    }
+    std::string key = pattern.substr(i + 1, close - i - 1);
+    auto it = instance.params.find(key);
+    if (it == instance.params.end()) {
+      throw Error(where + ": unknown parameter '{" + key + "}' in name pattern '" + pattern + "'");
+    }
+    out += it->second;
+    i = close;
+  }
+  return out;
+}
+
+void load_kernel(Family &f, const Fields &top) {
+  Fields kernel(top.required("kernel"), top.file(), "kernel");
+  kernel.reject_unknown({"header", "signature", "template", "name"});
+  f.kernel_header = kernel.string("header");
+  f.kernel_signature = kernel.string("signature");
+  f.kernel_template = kernel.string("template");
+  f.kernel_name = kernel.string("name");
+  check_relative(kernel.where("header"), f.kernel_header);
+  check_relative(kernel.where("template"), f.kernel_template);
+  if (f.kernel_signature.find('(') == std::string::npos) {
+    throw Error(kernel.where("signature") + ": expected a C++ function type like " +
+                "'void(const Args&)', got '" + f.kernel_signature + "'");
+  }
+}
+
+void load_instances(Family &f, const Fields &top) {
+  f.parameters = top.strings("parameters");
+  for (size_t i = 0; i < f.parameters.size(); ++i) {
+    std::string where = top.where("parameters") + "[" + std::to_string(i) + "]";
+    const std::string &p = f.parameters[i];
+    if (!is_identifier(p) || p == "name" || p == "symbol" || p == "header") {
+      throw Error(where + ": expected an identifier other than name, symbol and header, got '" + p +
+                  "'");
+    }
+    if (std::count(f.parameters.begin(), f.parameters.end(), p) > 1) {
+      throw Error(where + ": parameter '" + p + "' is listed twice");
+    }
+  }
+  const auto &list = top.required("instances");
+  if (!list.is_array() || list.empty()) {
+    fail_expected(top.where("instances"), "a non-empty array of objects", list);
+  }
+  std::vector<std::string> known = f.parameters;
+  known.push_back("name");
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Fields fields(list[i], top.file(), "instances[" + std::to_string(i) + "]");
+    fields.reject_unknown(known);
+    Instance instance;
+    for (const auto &p : f.parameters) {
+      instance.params[p] = parameter_text(fields.required(p), fields.where(p));
+    }
+    instance.name = fields.has("name") ? fields.string("name")
+                                       : instance_name(f.kernel_name, instance, fields.where());
+    if (!is_identifier(instance.name)) {
+      throw Error(fields.where() + ": instance name '" + instance.name +
+                  "' is not a C++ identifier");
+    }
+    auto [it, fresh] = seen.emplace(instance.name, i);
+    if (!fresh) {
+      throw Error(fields.where() + ": duplicate instance name '" + instance.name +
+                  "' (also instances[" + std::to_string(it->second) + "])");
+    }
+    f.instances.push_back(std::move(instance));
+  }
+}
+
+// Throws unless `kernel` names an instance; the hint points at the nearest name.
+void check_instance(const Family &f, const std::string &where, const std::string &kernel) {
+  if (f.find_instance(kernel)) {
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto &instance : f.instances) {
+    names.push_back(instance.name);
+  }
+  std::string hint = util::nearest(kernel, names);
+  throw Error(where + ": '" + kernel + "' is not an instance of family '" + f.name + "'" +
+              (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
+}
+
+void load_heuristic(Family &f, const Fields &top) {
+  if (!top.has("heuristic")) {
+    return;
+  }
+  const auto &value = top.json().at("heuristic");
+  std::string where = top.where("heuristic");
+  if (value.is_string()) {
+    f.heuristic_file = existing_file(top, "heuristic", f.dir);
+    where = f.heuristic_file.string();
+    f.heuristic = heuristic::parse_rules(util::read_json(f.heuristic_file), f.dispatch, where);
+  } else if (value.is_object()) {
+    f.heuristic = heuristic::parse_rules(value, f.dispatch, where);
+  } else {
+    fail_expected(where, "a rule list object or a path to a JSON file", value);
+  }
+  for (size_t i = 0; i < f.heuristic.rules.size(); ++i) {
+    check_instance(f, where + ": rules[" + std::to_string(i) + "].kernel",
+                   f.heuristic.rules[i].kernel);
+  }
+}
+
+void load_classes(Family &f, const Fields &top) {
+  Fields classes(top.required("classes"), top.file(), "classes");
+  classes.reject_unknown({"columns", "buckets"});
+  f.classes.columns = classes.strings("columns");
+  if (f.classes.columns.empty()) {
+    throw Error(classes.where("columns") + ": expected at least one config column");
+  }
+  if (!classes.has("buckets")) {
+    return;
+  }
+  Fields buckets(classes.json().at("buckets"), top.file(), "classes.buckets");
+  buckets.reject_unknown(f.classes.columns);
+  for (const auto &[column, edges] : buckets.json().items()) {
+    if (!edges.is_array() || edges.empty()) {
+      fail_expected(buckets.where(column), "a non-empty array of increasing numbers", edges);
+    }
+    std::vector<double> values;
+    for (size_t i = 0; i < edges.size(); ++i) {
+      if (!edges[i].is_number()) {
+        fail_expected(buckets.where(column) + "[" + std::to_string(i) + "]", "a number", edges[i]);
+      }
+      values.push_back(edges[i].get<double>());
+      if (i > 0 && values[i] <= values[i - 1]) {
+        throw Error(buckets.where(column) + "[" + std::to_string(i) +
+                    "]: expected edges in increasing order, got " + edges[i].dump() + " after " +
+                    edges[i - 1].dump());
+      }
+    }
+    f.classes.buckets[column] = std::move(values);
+  }
+}
+
+// The configs CSV must hold every dispatch and class column.
+void check_configs(const Family &f, const Fields &top) {
+  util::CsvTable table = util::read_csv(f.configs);
+  auto require = [&](const std::string &column, const char *role) {
+    if (table.find_column(column) < 0) {
+      throw Error(top.where("configs") + ": " + f.configs.string() + " lacks " + role +
+                  " column '" + column + "' (columns: " + util::join(table.header, ", ") + ")");
+    }
+  };
+  for (const auto &column : f.dispatch) {
+    require(column, "dispatch");
+  }
+  for (const auto &column : f.classes.columns) {
+    require(column, "class");
+  }
+}
+
+} // namespace
+
+const Instance *Family::find_instance(const std::string &instance_name) const {
+  for (const auto &instance : instances) {
+    if (instance.name == instance_name) {
+      return &instance;
+    }
+  }
+  return nullptr;
+}
+
+Family load_family(const fs::path &file) {
+  nlohmann::json json = util::read_json(file);
+  Fields top(json, file.string(), "");
+  top.reject_unknown(kFamilyFields);
+
+  Family f;
+  f.file = fs::absolute(file).lexically_normal();
+  f.dir = f.file.parent_path();
+
+  f.name = top.string("name");
+  if (!std::regex_match(f.name, std::regex("[a-z][a-z0-9_]*"))) {
+    throw Error(top.where("name") + ": expected [a-z][a-z0-9_]*, got '" + f.name + "'");
+  }
+  f.backend = top.string("backend");
+  if (f.backend != "host" && f.backend != "cuda" && f.backend != "hip") {
+    throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + f.backend +
+                "'");
+  }
+  f.impl = top.string_or("impl", f.name);
+  if (!is_identifier(f.impl)) {
+    throw Error(top.where("impl") + ": expected an identifier, got '" + f.impl + "'");
+  }
+
+  load_kernel(f, top);
+  load_instances(f, top);
+
+  f.dispatch = top.strings("dispatch");
+  if (f.dispatch.empty()) {
+    throw Error(top.where("dispatch") + ": expected at least one config column");
+  }
+  for (size_t i = 0; i < f.dispatch.size(); ++i) {
+    if (std::count(f.dispatch.begin(), f.dispatch.end(), f.dispatch[i]) > 1) {
+      throw Error(top.where("dispatch") + "[" + std::to_string(i) + "]: column '" + f.dispatch[i] +
+                  "' is listed twice");
+    }
+  }
+
+  f.default_kernel = top.string("default");
+  check_instance(f, top.where("default"), f.default_kernel);
+  load_heuristic(f, top);
+
+  if (top.has("tuned")) {
+    f.tuned = existing_file(top, "tuned", f.dir);
+    for (const char *column : {"M", "N", "K"}) {
+      if (std::find(f.dispatch.begin(), f.dispatch.end(), column) == f.dispatch.end()) {
+        throw Error(top.where("tuned") + ": a tuned table needs dispatch columns M, N and K, " +
+                    "got " + util::join(f.dispatch, ", "));
+      }
+    }
+  }
+  f.arch = top.string_or("arch", "");
+
+  std::string compile = top.string_or("compile", "all");
+  if (compile == "all") {
+    f.compile = Compile::all;
+  } else if (compile == "dispatch") {
+    f.compile = Compile::dispatch;
+  } else {
+    throw Error(top.where("compile") + ": expected one of all, dispatch, got '" + compile + "'");
+  }
+
+  load_classes(f, top);
+  f.configs = existing_file(top, "configs", f.dir);
+  check_configs(f, top);
+  f.harness = existing_file(top, "harness", f.dir);
+
+  f.kernel_regex = top.string_or("kernel_regex", ".*");
+  try {
+    std::regex check(f.kernel_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error &e) {
+    throw Error(top.where("kernel_regex") + ": invalid regex '" + f.kernel_regex +
+                "': " + e.what());
+  }
+
+  f.editable = top.strings("editable");
+  for (size_t i = 0; i < f.editable.size(); ++i) {
+    check_relative(top.where("editable") + "[" + std::to_string(i) + "]", f.editable[i]);
+  }
+  if (std::find(f.editable.begin(), f.editable.end(), f.kernel_header) == f.editable.end()) {
+    throw Error(top.where("kernel") + ".header: '" + f.kernel_header +
+                "' must also be listed in editable (generated code includes only the " +
+                "candidate's copies)");
+  }
+
+  std::string candidates = top.string_or("candidates", "candidates");
+  check_relative(top.where("candidates"), candidates);
+  f.candidates_dir = family_path(f.dir, candidates);
+
+  f.timeout_s = top.number_or("timeout_s", 300);
+  if (!(f.timeout_s > 0)) {
+    throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
+                top.json().at("timeout_s").dump());
+  }
+  if (top.has("bench")) {
+    Fields bench(top.json().at("bench"), top.file(), "bench");
+    bench.reject_unknown({"warmup", "repeat"});
+    int64_t warmup = bench.integer_or("warmup", 2);
+    int64_t repeat = bench.integer_or("repeat", 15);
+    if (warmup < 0 || warmup > 1000000) {
+      fail_expected(bench.where("warmup"), "an integer >= 0", bench.json().at("warmup"));
+    }
+    if (repeat < 1 || repeat > 1000000) {
+      fail_expected(bench.where("repeat"), "an integer >= 1", bench.json().at("repeat"));
+    }
+    f.warmup = static_cast<int>(warmup);
+    f.repeat = static_cast<int>(repeat);
+  }
+  return f;
+}
+
+std::string config_class(const ClassSpec &classes, const std::vector<std::string> &header,
+                         const std::vector<std::string> &row) {
+  std::vector<std::string> labels;
+  for (const auto &column : classes.columns) {
+    auto it = std::find(header.begin(), header.end(), column);
+    if (it == header.end()) {
+      throw Error("config class column '" + column +
+                  "' is missing (columns: " + util::join(header, ", ") + ")");
+    }
+    size_t index = static_cast<size_t>(it - header.begin());
+    if (index >= row.size()) {
+      throw Error("config class column '" + column + "': the row has only " +
+                  std::to_string(row.size()) + " values");
+    }
+    std::string value(util::trim(row[index]));
+    auto buckets = classes.buckets.find(column);
+    if (buckets == classes.buckets.end()) {
+      labels.push_back(column + "=" + value);
+      continue;
+    }
+    double v = util::parse_double(value, "config class column '" + column + "'");
+    const auto &edges = buckets->second;
+    auto edge = [](double e) { return util::format_number(e, 15); };
+    if (v < edges.front()) {
+      labels.push_back(column + "<" + edge(edges.front()));
+    } else if (v >= edges.back()) {
+      labels.push_back(column + ">=" + edge(edges.back()));
+    } else {
+      for (size_t i = 0; i + 1 < edges.size(); ++i) {
+        if (v >= edges[i] && v < edges[i + 1]) {
+          labels.push_back(edge(edges[i]) + "<=" + column + "<" + edge(edges[i + 1]));
+          break;
+        }
+      }
+    }
+  }
+  return util::join(labels, ",");
+}
+
+} // namespace kopt::spec

@@ -1,0 +1,115 @@
+#include "spec/fields.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kopt::spec {
+
+std::string describe(const nlohmann::json &value) {
+  switch (value.type()) {
+  case nlohmann::json::value_t::string:
+    return "'" + value.get<std::string>() + "'";
+  case nlohmann::json::value_t::array:
+    return "an array";
+  case nlohmann::json::value_t::object:
+    return "an object";
+  default:
+    return value.dump();
+  }
+}
+
+void fail_expected(const std::string &where, const std::string &what, const nlohmann::json &value) {
+  throw Error(where + ": expected " + what + ", got " + describe(value));
+}
+
+Fields::Fields(const nlohmann::json &value, std::string file, std::string path)
+    : value_(value), file_(std::move(file)), path_(std::move(path)) {
+  if (!value_.is_object()) {
+    fail_expected(where(), "an object", value_);
+  }
+}
+
+void Fields::reject_unknown(const std::vector<std::string> &known) const {
+  for (const auto &[key, unused] : value_.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) {
+      continue;
+    }
+    std::string hint = util::nearest(key, known);
+    throw Error(where(key) + ": unknown field" +
+                (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
+  }
+}
+
+bool Fields::has(const std::string &key) const { return value_.contains(key); }
+
+const nlohmann::json &Fields::required(const std::string &key) const {
+  if (!has(key)) {
+    throw Error(where(key) + ": missing required field");
+  }
+  return value_.at(key);
+}
+
+std::string Fields::string(const std::string &key) const {
+  const auto &v = required(key);
+  if (!v.is_string()) {
+    fail_expected(where(key), "a string", v);
+  }
+  return v.get<std::string>();
+}
+
+std::string Fields::string_or(const std::string &key, const std::string &fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+
+std::vector<std::string> Fields::strings(const std::string &key) const {
+  const auto &v = required(key);
+  if (!v.is_array()) {
+    fail_expected(where(key), "an array of strings", v);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      fail_expected(where(key) + "[" + std::to_string(i) + "]", "a string", v[i]);
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+double Fields::number_or(const std::string &key, double fallback) const {
+  if (!has(key)) {
+    return fallback;
+  }
+  const auto &v = value_.at(key);
+  if (!v.is_number()) {
+    fail_expected(where(key), "a number", v);
+  }
+  return v.get<double>();
+}
+
+int64_t Fields::integer_or(const std::string &key, int64_t fallback) const {
+  if (!has(key)) {
+    return fallback;
+  }
+  const auto &v = value_.at(key);
+  if (v.is_number_integer()) {
+    return v.get<int64_t>();
+  }
+  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
+    return static_cast<int64_t>(v.get<double>());
+  }
+  fail_expected(where(key), "an integer", v);
+}
+
+std::string Fields::path(const std::string &key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+std::string Fields::where(const std::string &key) const { return file_ + ": " + path(key); }
+
+std::string Fields::where() const { return path_.empty() ? file_ : file_ + ": " + path_; }
+
+} // namespace kopt::spec
