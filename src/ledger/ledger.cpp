@@ -1,0 +1,512 @@
+#include "ledger/ledger.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+namespace kopt::ledger {
+
+namespace {
+
+using decide::Decision;
+using decide::Verdict;
+
+constexpr size_t kRegressionWindow = 5;
+
+template <typename T> T field(const nlohmann::json &j, const char *key, const std::string &where) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(where + ": missing field '" + key + "'");
+  }
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception &) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+}
+
+nlohmann::json array_field(const nlohmann::json &j, const char *key, const std::string &where) {
+  auto value = field<nlohmann::json>(j, key, where);
+  if (!value.is_array()) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+  return value;
+}
+
+std::string short_hash(const std::string &hash) { return hash.substr(0, 8); }
+
+std::string fixed(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
+}
+
+// A table cell: pipes and line breaks would end the cell or the row.
+std::string cell(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+nlohmann::json change_json(const ClassChange &c) {
+  return {{"class", c.config_class},
+          {"best_us", c.best_us},
+          {"candidate_us", c.candidate_us},
+          {"change", c.change}};
+}
+
+ClassChange change_from_json(const nlohmann::json &j, const std::string &where) {
+  return {field<std::string>(j, "class", where), field<double>(j, "best_us", where),
+          field<double>(j, "candidate_us", where), field<double>(j, "change", where)};
+}
+
+ClassChange change_of(const decide::ClassRow &row) {
+  return {row.config_class, row.best_us, row.candidate_us, row.change};
+}
+
+std::string source_of(const profile::Measurement &m) {
+  std::string source = profile::to_string(m.measured_by);
+  return m.profiled ? source : source + " (unprofiled)";
+}
+
+// The kernels that served the target class (every class for global), sorted and distinct.
+std::vector<std::string> kernels_of(const profile::Measurement &m, const std::string &target) {
+  std::set<std::string> kernels;
+  for (const auto &c : m.configs) {
+    if ((target == "global" || c.config_class == target) && !c.kernel.empty()) {
+      kernels.insert(c.kernel);
+    }
+  }
+  return {kernels.begin(), kernels.end()};
+}
+
+std::string proposal_of(const spec::CandidateSpec &spec) {
+  return spec.proposal.empty() ? spec.id : spec.proposal;
+}
+
+void write_all(const Files &files, const State &state, const nlohmann::json &attempt) {
+  // state.json is the truth and goes first; performance.md is derived from it, and the
+  // attempts log is only appended once both are in place.
+  util::write_json_atomic(files.state(), to_json(state));
+  util::write_file_atomic(files.performance(), render_performance(state));
+  util::append_line(files.attempts(), attempt.dump());
+}
+
+void clear_regressions(State &s) {
+  s.consecutive_regressions = 0;
+  s.recent_regressions.clear();
+}
+
+} // namespace
+
+nlohmann::json to_json(const State &s) {
+  nlohmann::json recent = nlohmann::json::array();
+  for (const RegressionSummary &r : s.recent_regressions) {
+    nlohmann::json classes = nlohmann::json::array();
+    for (const ClassChange &c : r.classes) {
+      classes.push_back(change_json(c));
+    }
+    recent.push_back({{"date", r.date},
+                      {"best", r.best},
+                      {"candidate", r.candidate},
+                      {"hash", r.hash},
+                      {"hypothesis", r.hypothesis},
+                      {"target", r.target},
+                      {"classes", classes},
+                      {"overall", change_json(r.overall)}});
+  }
+  nlohmann::json kept = nlohmann::json::array();
+  for (const KeptRow &k : s.kept) {
+    kept.push_back({{"date", k.date},
+                    {"candidate", k.candidate},
+                    {"hash", k.hash},
+                    {"status", k.status},
+                    {"target", k.target},
+                    {"kernels", k.kernels},
+                    {"measured_by", k.measured_by},
+                    {"geomean_us", k.geomean_us},
+                    {"change", k.change ? nlohmann::json(*k.change) : nlohmann::json(nullptr)},
+                    {"hypothesis", k.hypothesis}});
+  }
+  nlohmann::json recorded = nlohmann::json::array();
+  for (const RecordedAttempt &a : s.recorded) {
+    recorded.push_back({{"candidate", a.candidate}, {"hash", a.hash}, {"verdict", a.verdict}});
+  }
+  return {{"family", s.family},
+          {"best", s.best},
+          {"best_hash", s.best_hash},
+          {"consecutive_regressions", s.consecutive_regressions},
+          {"recent_regressions", recent},
+          {"repair_attempts", s.repair_attempts},
+          {"abandoned", s.abandoned},
+          {"stopped", s.stopped},
+          {"stop_reason", s.stop_reason},
+          {"stop_date", s.stop_date},
+          {"kept", kept},
+          {"recorded", recorded}};
+}
+
+State state_from_json(const nlohmann::json &j, const std::string &source) {
+  State s;
+  s.family = field<std::string>(j, "family", source);
+  s.best = field<std::string>(j, "best", source);
+  s.best_hash = field<std::string>(j, "best_hash", source);
+  s.consecutive_regressions = field<int>(j, "consecutive_regressions", source);
+  auto recent = array_field(j, "recent_regressions", source);
+  for (size_t i = 0; i < recent.size(); ++i) {
+    std::string where = source + ": recent_regressions[" + std::to_string(i) + "]";
+    const auto &r = recent[i];
+    RegressionSummary summary;
+    summary.date = field<std::string>(r, "date", where);
+    summary.best = field<std::string>(r, "best", where);
+    summary.candidate = field<std::string>(r, "candidate", where);
+    summary.hash = field<std::string>(r, "hash", where);
+    summary.hypothesis = field<std::string>(r, "hypothesis", where);
+    summary.target = field<std::string>(r, "target", where);
+    auto classes = array_field(r, "classes", where);
+    for (size_t k = 0; k < classes.size(); ++k) {
+      summary.classes.push_back(
+          change_from_json(classes[k], where + ": classes[" + std::to_string(k) + "]"));
+    }
+    summary.overall =
+        change_from_json(field<nlohmann::json>(r, "overall", where), where + ": overall");
+    s.recent_regressions.push_back(std::move(summary));
+  }
+  s.repair_attempts = field<std::map<std::string, int>>(j, "repair_attempts", source);
+  s.abandoned = field<std::vector<std::string>>(j, "abandoned", source);
+  s.stopped = field<bool>(j, "stopped", source);
+  s.stop_reason = field<std::string>(j, "stop_reason", source);
+  s.stop_date = field<std::string>(j, "stop_date", source);
+  auto kept = array_field(j, "kept", source);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    std::string where = source + ": kept[" + std::to_string(i) + "]";
+    const auto &k = kept[i];
+    KeptRow row;
+    row.date = field<std::string>(k, "date", where);
+    row.candidate = field<std::string>(k, "candidate", where);
+    row.hash = field<std::string>(k, "hash", where);
+    row.status = field<std::string>(k, "status", where);
+    row.target = field<std::string>(k, "target", where);
+    row.kernels = field<std::vector<std::string>>(k, "kernels", where);
+    row.measured_by = field<std::string>(k, "measured_by", where);
+    row.geomean_us = field<double>(k, "geomean_us", where);
+    auto change = field<nlohmann::json>(k, "change", where);
+    if (!change.is_null()) {
+      row.change = field<double>(k, "change", where);
+    }
+    row.hypothesis = field<std::string>(k, "hypothesis", where);
+    s.kept.push_back(std::move(row));
+  }
+  auto recorded = array_field(j, "recorded", source);
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    std::string where = source + ": recorded[" + std::to_string(i) + "]";
+    s.recorded.push_back({field<std::string>(recorded[i], "candidate", where),
+                          field<std::string>(recorded[i], "hash", where),
+                          field<std::string>(recorded[i], "verdict", where)});
+  }
+  return s;
+}
+
+std::optional<State> read_state(const Files &files) {
+  std::error_code ec;
+  if (!std::filesystem::exists(files.state(), ec)) {
+    return std::nullopt;
+  }
+  return state_from_json(util::read_json(files.state()), files.state().string());
+}
+
+std::string render_performance(const State &s) {
+  std::string md = "# " + (s.family.empty() ? std::string("kopt") : s.family) +
+                   ": performance\n\n"
+                   "Generated by `kopt record` from state.json: the baseline and kept candidates "
+                   "only.\n\n"
+                   "| date | candidate | hash | status | target | kernel(s) | metric | "
+                   "geomean us | change vs best | hypothesis |\n"
+                   "|---|---|---|---|---|---|---|---:|---:|---|\n";
+  for (const KeptRow &k : s.kept) {
+    md += "| " + cell(k.date) + " | " + cell(k.candidate) + " | " + cell(short_hash(k.hash)) +
+          " | " + k.status + " | " + cell(k.target) + " | " + cell(util::join(k.kernels, ", ")) +
+          " | " + cell(k.measured_by) + " | " + fixed(k.geomean_us) + " | " +
+          (k.change ? decide::format_change(*k.change) : "-") + " | " + cell(k.hypothesis) + " |\n";
+  }
+  if (!s.stopped) {
+    return md;
+  }
+  md += "\n## Stop Summary\n\n";
+  md += "- stop time: " + cell(s.stop_date) + "\n";
+  md += "- stop reason: " + cell(s.stop_reason) + "\n";
+  md += "- BEST: " + cell(s.best) + " (hash " + cell(short_hash(s.best_hash)) + ")\n";
+  if (!s.kept.empty()) {
+    const KeptRow &best = s.kept.back();
+    md += "- best geomean: " + fixed(best.geomean_us) + " us (" + cell(best.measured_by) + ")\n";
+  }
+  md += "- consecutive regressions: " + std::to_string(s.consecutive_regressions) + "\n\n";
+  if (s.recent_regressions.empty()) {
+    md += "No measured regressions in the window.\n";
+    return md;
+  }
+  md += "Recent regressions (oldest first):\n\n"
+        "| attempt | date | hypothesis | target | per class: best -> candidate us | "
+        "overall: best -> candidate us | delta |\n"
+        "|---|---|---|---|---|---|---:|\n";
+  for (const RegressionSummary &r : s.recent_regressions) {
+    std::vector<std::string> classes;
+    for (const ClassChange &c : r.classes) {
+      classes.push_back(c.config_class + ": " + fixed(c.best_us) + " -> " + fixed(c.candidate_us) +
+                        " (" + decide::format_change(c.change) + ")");
+    }
+    md += "| " + cell(r.candidate + " (" + short_hash(r.hash) + ") vs " + r.best) + " | " +
+          cell(r.date) + " | " + cell(r.hypothesis) + " | " + cell(r.target) + " | " +
+          cell(util::join(classes, "; ")) + " | " + fixed(r.overall.best_us) + " -> " +
+          fixed(r.overall.candidate_us) + " | " + decide::format_change(r.overall.change) + " |\n";
+  }
+  return md;
+}
+
+Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec &candidate,
+                const profile::Measurement &measurement, const Options &options) {
+  if (candidate.id != d.candidate) {
+    throw Error("candidate.json is for " + candidate.id + " but the decision is for " +
+                d.candidate);
+  }
+  if (!measurement.candidate.empty() && measurement.candidate != d.candidate) {
+    throw Error("the measurement is for " + measurement.candidate + " but the decision is for " +
+                d.candidate);
+  }
+  std::string date = d.date.empty() ? now_utc() : d.date;
+  std::optional<State> current = read_state(files);
+
+  if (!current) {
+    if (d.candidate != d.best) {
+      throw Error(files.state().string() + ": no ledger yet: record the baseline " + d.best +
+                  " first");
+    }
+    if (d.verdict != Verdict::tie || !d.overall) {
+      throw Error("baseline " + d.candidate +
+                  " cannot be recorded: " + decide::to_string(d.verdict) + " (" + d.reason + ")");
+    }
+    State s;
+    s.family = d.family;
+    s.best = d.candidate;
+    s.best_hash = d.hash;
+    s.kept.push_back({date, d.candidate, d.hash, "baseline", d.target,
+                      kernels_of(measurement, d.target), source_of(measurement),
+                      d.overall->candidate_us, std::nullopt,
+                      candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
+    write_all(files, s,
+              {{"kind", "baseline"},
+               {"date", date},
+               {"candidate", d.candidate},
+               {"hash", d.hash},
+               {"geomean_us", d.overall->candidate_us},
+               {"measured_by", source_of(measurement)}});
+    return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
+  }
+
+  State s = *current;
+  if (!s.family.empty() && !d.family.empty() && s.family != d.family) {
+    throw Error(files.state().string() + ": the ledger is for family " + s.family +
+                ", the decision for " + d.family);
+  }
+  if (s.stopped) {
+    throw Error(files.state().string() + ": the ledger stopped on " + s.stop_date + " (" +
+                s.stop_reason + "); no more attempts are recorded");
+  }
+  if (d.candidate == s.best) {
+    return {Outcome::candidate_is_best, "candidate " + d.candidate + " is BEST; nothing recorded",
+            s};
+  }
+  if (d.best != s.best || (!d.best_hash.empty() && d.best_hash != s.best_hash)) {
+    throw Error("the decision for " + d.candidate + " was made against BEST " + d.best + " (hash " +
+                short_hash(d.best_hash) + "), but the ledger's BEST is " + s.best + " (hash " +
+                short_hash(s.best_hash) + "): run kopt decide again");
+  }
+  std::string verdict = decide::to_string(d.verdict);
+  for (const RecordedAttempt &a : s.recorded) {
+    if (a.candidate == d.candidate && a.hash == d.hash && a.verdict == verdict) {
+      return {Outcome::duplicate,
+              "candidate " + d.candidate + " (hash " + short_hash(d.hash) +
+                  ") was already recorded as " + verdict + " against BEST " + s.best +
+                  "; nothing changed",
+              s};
+    }
+  }
+
+  std::string proposal = proposal_of(candidate);
+  std::string message;
+  std::string event;
+  switch (d.verdict) {
+  case Verdict::keep: {
+    if (!d.overall) {
+      throw Error("the keep decision for " + d.candidate + " has no overall numbers");
+    }
+    s.kept.push_back({date, d.candidate, d.hash, "keep", d.target,
+                      kernels_of(measurement, d.target), source_of(measurement),
+                      d.overall->candidate_us, d.overall->change, candidate.hypothesis});
+    s.best = d.candidate;
+    s.best_hash = d.hash;
+    clear_regressions(s);
+    s.recorded.clear();
+    message = d.candidate + " kept: BEST is now " + d.candidate;
+    break;
+  }
+  case Verdict::regression: {
+    RegressionSummary summary{date,     d.best, d.candidate, d.hash, candidate.hypothesis,
+                              d.target, {},     {}};
+    for (const decide::ClassRow &row : d.classes) {
+      summary.classes.push_back(change_of(row));
+    }
+    if (d.overall) {
+      summary.overall = change_of(*d.overall);
+    }
+    s.recent_regressions.push_back(std::move(summary));
+    if (s.recent_regressions.size() > kRegressionWindow) {
+      s.recent_regressions.erase(s.recent_regressions.begin());
+    }
+    s.consecutive_regressions += 1;
+    message = d.candidate + " regressed: " + std::to_string(s.consecutive_regressions) + " of " +
+              std::to_string(options.max_consecutive) + " consecutive regressions";
+    if (s.consecutive_regressions >= options.max_consecutive) {
+      s.stopped = true;
+      s.stop_reason =
+          std::to_string(s.consecutive_regressions) + " consecutive measured regressions";
+      s.stop_date = date;
+      message += "; stopped";
+      event = "stopped";
+    }
+    break;
+  }
+  case Verdict::tie:
+    clear_regressions(s);
+    message = d.candidate + " tied with BEST: regression counter reset";
+    break;
+  case Verdict::failed:
+    clear_regressions(s);
+    message = d.candidate + " failed (no comparable measurement): regression counter reset";
+    break;
+  case Verdict::incorrect: {
+    int &attempts = s.repair_attempts[proposal];
+    attempts += 1;
+    message = d.candidate + " incorrect: repair attempt " + std::to_string(attempts) + " of " +
+              std::to_string(options.max_repairs) + " for proposal " + proposal;
+    if (attempts >= options.max_repairs) {
+      if (std::find(s.abandoned.begin(), s.abandoned.end(), proposal) == s.abandoned.end()) {
+        s.abandoned.push_back(proposal);
+      }
+      clear_regressions(s);
+      message += "; proposal abandoned, regression counter reset";
+      event = "abandoned";
+    }
+    break;
+  }
+  case Verdict::split:
+    message = d.candidate + " split: regression counter unchanged (" + d.split_advice + ")";
+    break;
+  }
+  if (d.verdict != Verdict::keep) {
+    s.recorded.push_back({d.candidate, d.hash, verdict});
+  }
+
+  nlohmann::json attempt{
+      {"kind", "attempt"},
+      {"date", date},
+      {"candidate", d.candidate},
+      {"hash", d.hash},
+      {"best", d.best},
+      {"best_hash", d.best_hash},
+      {"proposal", proposal},
+      {"target", d.target},
+      {"hypothesis", candidate.hypothesis},
+      {"verdict", verdict},
+      {"reason", d.reason},
+      {"overall_change", d.overall ? nlohmann::json(d.overall->change) : nlohmann::json(nullptr)},
+      {"consecutive_regressions", s.consecutive_regressions},
+      {"event", event}};
+  write_all(files, s, attempt);
+  return {Outcome::recorded, message, s};
+}
+
+State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
+                       int waited_min) {
+  State s = read_state(files).value_or(State{});
+  if (s.stopped) {
+    return s;
+  }
+  if (s.family.empty()) {
+    s.family = family;
+  }
+  s.stopped = true;
+  s.stop_reason = "no idle GPU for " + std::to_string(waited_min) + " min";
+  s.stop_date = date.empty() ? now_utc() : date;
+  write_all(files, s, {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
+  return s;
+}
+
+std::string summary_line(const State &s) {
+  std::string line = "BEST " + (s.best.empty() ? std::string("none") : s.best) + " (hash " +
+                     short_hash(s.best_hash) + "), consecutive regressions " +
+                     std::to_string(s.consecutive_regressions) + ", ";
+  return line + (s.stopped ? "stopped: " + s.stop_reason : std::string("running"));
+}
+
+std::string format_status(const State &s) {
+  std::string text = "family: " + s.family + "\n";
+  text += "BEST: " + (s.best.empty() ? std::string("none") : s.best) + " (hash " +
+          short_hash(s.best_hash) + ")";
+  if (!s.kept.empty()) {
+    text +=
+        ", geomean " + fixed(s.kept.back().geomean_us) + " us (" + s.kept.back().measured_by + ")";
+  }
+  text += "\nconsecutive regressions: " + std::to_string(s.consecutive_regressions) + "\n";
+  std::vector<std::string> repairs;
+  for (const auto &[proposal, n] : s.repair_attempts) {
+    bool abandoned =
+        std::find(s.abandoned.begin(), s.abandoned.end(), proposal) != s.abandoned.end();
+    repairs.push_back(proposal + " " + std::to_string(n) + (abandoned ? " (abandoned)" : ""));
+  }
+  text +=
+      "repair attempts: " + (repairs.empty() ? std::string("none") : util::join(repairs, ", ")) +
+      "\n";
+  text +=
+      "stopped: " + (s.stopped ? "yes, " + s.stop_date + ": " + s.stop_reason : std::string("no")) +
+      "\n";
+  text += "recent regressions:";
+  if (s.recent_regressions.empty()) {
+    return text + " none\n";
+  }
+  text += "\n";
+  for (const RegressionSummary &r : s.recent_regressions) {
+    std::vector<std::string> classes;
+    for (const ClassChange &c : r.classes) {
+      classes.push_back(c.config_class + " " + decide::format_change(c.change));
+    }
+    text += "  " + r.date + " " + r.candidate + " vs " + r.best + " (target " + r.target +
+            "): overall " + decide::format_change(r.overall.change) + "; " +
+            util::join(classes, ", ") + "\n";
+  }
+  return text;
+}
+
+} // namespace kopt::ledger

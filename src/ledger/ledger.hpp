@@ -1,0 +1,130 @@
+#pragma once
+
+#include "decide/decide.hpp"
+#include "profile/measurement.hpp"
+#include "spec/candidate_spec.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kopt::ledger {
+
+/// One config class's numbers in a regression summary: BEST's and the candidate's geomean us.
+struct ClassChange {
+  std::string config_class;
+  double best_us = 0;
+  double candidate_us = 0;
+  double change = 0; ///< candidate / best - 1
+};
+
+/// A measured regression, kept in the rolling window that the Stop Summary shows.
+struct RegressionSummary {
+  std::string date;
+  std::string best; ///< BEST's id at the time
+  std::string candidate;
+  std::string hash; ///< the candidate's content hash
+  std::string hypothesis;
+  std::string target;
+  std::vector<ClassChange> classes;
+  ClassChange overall; ///< config_class is "overall"
+};
+
+/// One row of performance.md's results table: the baseline or a kept candidate.
+struct KeptRow {
+  std::string date;
+  std::string candidate;
+  std::string hash;
+  std::string status; ///< "baseline" or "keep"
+  std::string target;
+  std::vector<std::string> kernels; ///< the target class's kernels (all of them for global)
+  std::string measured_by;
+  double geomean_us = 0;
+  std::optional<double> change; ///< vs the previous BEST; absent for the baseline
+  std::string hypothesis;
+};
+
+/// An attempt already recorded against the current BEST, so a second record is detected.
+struct RecordedAttempt {
+  std::string candidate;
+  std::string hash;
+  std::string verdict;
+};
+
+/// The ledger's state: state.json.
+struct State {
+  std::string family;
+  std::string best;
+  std::string best_hash;
+  int consecutive_regressions = 0;
+  std::vector<RegressionSummary> recent_regressions; ///< oldest first, at most 5
+  std::map<std::string, int> repair_attempts;        ///< per proposal
+  std::vector<std::string> abandoned;                ///< proposals out of repair attempts
+  bool stopped = false;
+  std::string stop_reason;
+  std::string stop_date;
+  std::vector<KeptRow> kept;             ///< the baseline first, then each keep
+  std::vector<RecordedAttempt> recorded; ///< attempts against the current BEST
+};
+
+/// Limits of the loop: when to stop and when a proposal is abandoned.
+struct Options {
+  int max_consecutive = 5; ///< stop after this many consecutive measured regressions
+  int max_repairs = 3;     ///< an incorrect proposal is abandoned after this many attempts
+};
+
+/// Whether record() changed the ledger, and if not, why not.
+enum class Outcome { recorded, duplicate, candidate_is_best };
+
+/// What record() did: the outcome, a one-line message for the user, and the state after.
+struct Recorded {
+  Outcome outcome = Outcome::recorded;
+  std::string message;
+  State state;
+};
+
+/// The ledger's files inside its folder.
+struct Files {
+  std::filesystem::path dir;
+
+  std::filesystem::path state() const { return dir / "state.json"; }
+  std::filesystem::path performance() const { return dir / "performance.md"; }
+  std::filesystem::path attempts() const { return dir / "attempts.jsonl"; }
+};
+
+/// Serialises the state (stable key order).
+nlohmann::json to_json(const State &state);
+
+/// Reads a state back; errors name `source` and the missing or mistyped field.
+State state_from_json(const nlohmann::json &j, const std::string &source);
+
+/// Reads state.json, or returns nothing when the ledger has none yet.
+std::optional<State> read_state(const Files &files);
+
+/// Returns performance.md's text for `state`: the results table and, when stopped, the Stop
+/// Summary with the recent regressions.
+std::string render_performance(const State &state);
+
+/// Records one decided attempt: updates state.json and performance.md atomically and appends to
+/// attempts.jsonl. With no state yet, only the baseline (a decision of BEST against itself) may
+/// be recorded, and it creates the state. Throws when the decision is stale or the ledger stopped.
+Recorded record(const Files &files, const decide::Decision &decision,
+                const spec::CandidateSpec &candidate, const profile::Measurement &measurement,
+                const Options &options = {});
+
+/// Stops the loop because no idle GPU appeared for `waited_min` minutes (creating the state when
+/// there is none yet); an already stopped ledger keeps its first reason. Returns the state.
+State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
+                       int waited_min = 60);
+
+/// Returns one line that sums the state up: BEST, the regression counter and whether stopped.
+std::string summary_line(const State &state);
+
+/// Returns the state as text for `kopt status`: BEST, counters, repairs, recent regressions.
+std::string format_status(const State &state);
+
+} // namespace kopt::ledger
