@@ -10,11 +10,18 @@ std::span<const Subcommand> subcommands() {
        setup_bench},
       {"check", "the correctness test: identity, hash and every err == 0 against the golden",
        setup_check},
+      {"decide",
+       "the keep test: a candidate's measurement vs BEST's -> decision.json, exit 0 on keep",
+       setup_decide},
       {"gen-instances", "generate each candidate's instance TUs, registry, dispatch and manifest",
        setup_gen_instances},
       {"launch-compile",
        "compiler launcher: compile from the candidate's folder so ccache shares hits",
        setup_launch_compile},
+      {"record", "record a decision in the ledger: BEST, counters, performance.md, attempts.jsonl",
+       setup_record},
+      {"status", "the ledger's state: BEST, regression counter, repairs, stopped or not",
+       setup_status},
       {"version", "print kopt's version", setup_version},
   };
   return table;

@@ -11,5 +11,8 @@ Handler setup_bench(CLI::App& app);
 Handler setup_check(CLI::App& app);
 Handler setup_gen_instances(CLI::App& app);
 Handler setup_launch_compile(CLI::App& app);
+Handler setup_decide(CLI::App& app);
+Handler setup_record(CLI::App& app);
+Handler setup_status(CLI::App& app);
 
 } // namespace kopt::cli
