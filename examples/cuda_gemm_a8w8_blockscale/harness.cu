@@ -117,7 +117,8 @@ public:
 
 private:
   // The fp32 reference of the whole output on the GPU, after checking its first and last rows
-  // against the CPU reference on the same fp8 bytes.
+  // against the CPU reference on the same fp8 bytes (fp32 sums in another order: ~1e-4 apart at
+  // K = 16384, so 1e-3, ten times under the bf16 tolerance).
   std::vector<float> reference() {
     const std::size_t M = args_.M, N = args_.N, K = args_.K, KB = K / kScaleBlock;
     kc::DeviceBuffer<float> ref(M * N);
@@ -142,7 +143,7 @@ private:
           a8w8_ref::cpu_reference_row(a.data(), sa.data(), b, sb, args_.N, args_.K);
       for (std::size_t n = 0; n < N; ++n) {
         const float got = golden[row * N + n];
-        if (!(std::fabs(got - want[n]) <= 1e-4f * (1.f + std::fabs(want[n])))) {
+        if (!(std::fabs(got - want[n]) <= 1e-3f * (1.f + std::fabs(want[n])))) {
           throw kh::Error("the GPU reference differs from the CPU reference at row " +
                           std::to_string(row) + ", column " + std::to_string(n) + ": " +
                           std::to_string(got) + " vs " + std::to_string(want[n]));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call: check every instance, sweep the configs with candidates 00 (twice, for the
-# noise), 01 and 02, and try a harness binary built elsewhere; logs and CSVs go to $OUT.
+# noise), 01 and 02, and try a harness binary built elsewhere; CSVs and one log go to $OUT (the
+# device tool brings back at most 8 files).
 # Usage (repo root): examples/cuda_gemm_a8w8_blockscale/bench/device_run.sh build-cuda [repeat]
 set -uo pipefail
 B=${1:-build-cuda}
@@ -17,8 +18,9 @@ tail -3 "$OUT/check.log"
 for c in 00 01 02 00b; do
   rows=0; [ "$c" = 00 ] && rows=2
   "$B/standalone_${c%b}" --sweep "$E/configs.csv" --repeat "$R" --cpu-rows $rows \
-    --csv "$OUT/sweep_$c.csv" > "$OUT/sweep_$c.log" 2>&1
-  echo "sweep $c rc=$? $(tail -1 "$OUT/sweep_$c.log")"
+    --csv "$OUT/sweep_$c.csv" > /tmp/sweep_$c.log 2>&1
+  echo "sweep $c rc=$? $(tail -1 /tmp/sweep_$c.log)"
+  cat /tmp/sweep_$c.log >> "$OUT/sweeps.log"
 done
 if [ -x "$B/hx/harness_fake" ]; then
   h=$B/hx/harness_fake
