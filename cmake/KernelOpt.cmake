@@ -1,0 +1,176 @@
+# kopt's CMake API. kopt_add_family() turns a family.json and its candidate folders into
+# targets and ctest tests:
+#
+#   candidate_<id>          the candidate's instances + harness executable
+#   candidate_<id>_bench    builds it, runs `kopt bench` -> <state>/results/<id>/measurement.json
+#   ctest: candidate_<id>.correctness (LABELS correctness), candidate_<id>.keep (LABELS keep),
+#          with fixtures that build, make the golden and measure whatever a test needs.
+#
+# Reached through find_package(KernelOpt) or add_subdirectory(<kopt source>).
+include_guard(GLOBAL)
+
+set(KOPT_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+find_program(KOPT_CCACHE_PROGRAM ccache)
+option(KOPT_USE_CCACHE "Compile candidates through ccache when it is installed" ON)
+set(KOPT_CCACHE_BASE_DIR "" CACHE PATH
+    "ccache base_dir for candidate compiles (default: the common parent of the source and build trees)")
+
+# The kopt executable, needed at configure time. find_package sets KOPT_EXECUTABLE; under
+# add_subdirectory the tool is not built yet, so it is built once here, into the build tree.
+function(_kopt_find_executable)
+  if(KOPT_EXECUTABLE AND EXISTS "${KOPT_EXECUTABLE}")
+    return()
+  endif()
+  get_filename_component(kopt_root "${KOPT_CMAKE_DIR}/.." ABSOLUTE)
+  if(NOT EXISTS "${kopt_root}/src/cli/main.cpp")
+    message(FATAL_ERROR "kopt: no kopt executable: set KOPT_EXECUTABLE or use find_package(KernelOpt)")
+  endif()
+  set(tool_dir "${CMAKE_BINARY_DIR}/_kopt_tool")
+  message(STATUS "kopt: building the kopt tool for configure-time generation in ${tool_dir}")
+  set(launcher "")
+  if(KOPT_CCACHE_PROGRAM)
+    set(launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${KOPT_CCACHE_PROGRAM}")
+  endif()
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -S ${kopt_root} -B ${tool_dir} -G Ninja -DKOPT_BUILD_TESTS=OFF
+            -DCMAKE_BUILD_TYPE=Release ${launcher}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${tool_dir} --target kopt
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "kopt: building the kopt tool failed:\n${out}")
+  endif()
+  set(KOPT_EXECUTABLE "${tool_dir}/src/kopt" CACHE FILEPATH "the kopt executable" FORCE)
+endfunction()
+
+# The deepest folder that holds every path given.
+function(_kopt_common_parent out)
+  list(POP_FRONT ARGN common)
+  foreach(path IN LISTS ARGN)
+    while(NOT "${path}/" MATCHES "^${common}/" AND NOT common STREQUAL "/")
+      get_filename_component(common "${common}" DIRECTORY)
+    endwhile()
+  endforeach()
+  set(${out} "${common}" PARENT_SCOPE)
+endfunction()
+
+# kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>])
+#   name       must equal family.json's "name"
+#   STATE_DIR  generated sources, binaries, results, golden (default <build>/kopt/<name>)
+#   LEDGER     state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
+#   PREFIX     prepended to target and test names, for several families in one project
+function(kopt_add_family name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX" "")
+  if(NOT ARG_SPEC)
+    message(FATAL_ERROR "kopt_add_family(${name}): SPEC <family.json> is required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kopt_add_family(${name}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  _kopt_find_executable()
+  get_filename_component(spec "${ARG_SPEC}" ABSOLUTE)
+  set(state "${CMAKE_BINARY_DIR}/kopt/${name}")
+  if(ARG_STATE_DIR)
+    get_filename_component(state "${ARG_STATE_DIR}" ABSOLUTE)
+  endif()
+  set(state_args --spec ${spec} --state-dir ${state})
+  if(ARG_LEDGER)
+    get_filename_component(ledger "${ARG_LEDGER}" ABSOLUTE)
+    list(APPEND state_args --ledger ${ledger})
+  endif()
+  set(p "${ARG_PREFIX}")
+
+  # Configure time: validate the spec and generate every candidate (bad specs fail here, with
+  # kopt's message naming the file and field).
+  execute_process(
+    COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
+            --cmake-out ${state}/targets.cmake
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "kopt_add_family(${name}): ${err}${out}")
+  endif()
+  include(${state}/targets.cmake)
+  if(NOT DEFINED KOPT_${name}_CANDIDATES)
+    message(FATAL_ERROR "kopt_add_family(${name}): ${spec} names another family")
+  endif()
+  # A new candidate, or a new file in one, changes what is generated: re-configure then.
+  file(GLOB_RECURSE candidate_files CONFIGURE_DEPENDS "${KOPT_${name}_CANDIDATES_DIR}/*")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec})
+
+  set(base_dir "${KOPT_CCACHE_BASE_DIR}")
+  if(NOT base_dir)
+    _kopt_common_parent(base_dir "${CMAKE_SOURCE_DIR}" "${CMAKE_BINARY_DIR}" "${state}")
+  endif()
+
+  set(baseline "${KOPT_${name}_BASELINE}")
+  foreach(id IN LISTS KOPT_${name}_CANDIDATES)
+    set(dir "${KOPT_${name}_${id}_DIR}")
+    set(target ${p}candidate_${id})
+    add_custom_command(
+      OUTPUT ${KOPT_${name}_${id}_OUTPUTS}
+      COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
+              --candidate ${id}
+      DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
+      COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
+    add_executable(${target} ${KOPT_${name}_HARNESS} ${KOPT_${name}_${id}_SOURCES})
+    target_include_directories(${target} PRIVATE ${dir})
+    target_link_libraries(${target} PRIVATE KernelOpt::harness)
+    target_compile_features(${target} PRIVATE cxx_std_17)
+    set_target_properties(${target} PROPERTIES
+      CXX_EXTENSIONS OFF
+      RUNTIME_OUTPUT_DIRECTORY ${state}/bin
+      OUTPUT_NAME candidate_${id})
+    if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
+      # Compiling from the candidate's own folder makes the relative paths ccache hashes the
+      # same for every candidate folder of the same content.
+      set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+        "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir};--;${KOPT_CCACHE_PROGRAM}")
+    endif()
+
+    add_custom_target(${target}_bench
+      COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --candidate ${id}
+      USES_TERMINAL VERBATIM)
+    add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})
+
+    add_test(NAME ${target}.build
+             COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${target}
+                     ${p}candidate_${baseline})
+    set_tests_properties(${target}.build PROPERTIES
+      FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
+    add_test(NAME ${target}.bench
+             COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --candidate ${id} --allow-failed)
+    set_tests_properties(${target}.bench PROPERTIES
+      FIXTURES_SETUP ${p}${name}.${id}.measured
+      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden"
+      RESOURCE_LOCK kopt_bench)
+    add_test(NAME ${target}.correctness
+             COMMAND ${KOPT_EXECUTABLE} check ${state_args} --candidate ${id}
+                     --build-dir ${CMAKE_BINARY_DIR})
+    set_tests_properties(${target}.correctness PROPERTIES
+      LABELS correctness
+      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden")
+    if(NOT id STREQUAL baseline)
+      add_test(NAME ${target}.keep COMMAND ${KOPT_EXECUTABLE} decide ${state_args} --candidate ${id})
+      set_tests_properties(${target}.keep PROPERTIES
+        LABELS keep
+        FIXTURES_REQUIRED "${p}${name}.${id}.measured;${p}${name}.best.measured")
+    endif()
+  endforeach()
+
+  add_test(NAME ${p}${name}.golden
+           COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --golden-only)
+  set_tests_properties(${p}${name}.golden PROPERTIES
+    FIXTURES_SETUP ${p}${name}.golden
+    FIXTURES_REQUIRED ${p}${name}.${baseline}.built)
+  # BEST changes as candidates are recorded, so its measurement is found (and built, and
+  # measured when missing or stale) at test time.
+  add_test(NAME ${p}${name}.best.bench
+           COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --best --build-dir ${CMAKE_BINARY_DIR}
+                   --reuse --prefix "${p}")
+  set_tests_properties(${p}${name}.best.bench PROPERTIES
+    FIXTURES_SETUP ${p}${name}.best.measured
+    FIXTURES_REQUIRED ${p}${name}.golden
+    RESOURCE_LOCK "kopt_build;kopt_bench")
+endfunction()

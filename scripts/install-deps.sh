@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kopt needs that this machine lacks (nothing when all are there).
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config ccache git python3
+          nlohmann-json3-dev doctest-dev libcli11-dev libxxhash-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "kopt: installing missing Debian packages: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

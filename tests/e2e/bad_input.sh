@@ -1,0 +1,45 @@
+# Bad input fails with a message that names the file and the field, at configure time for
+# specs and at build time for tuned tables.
+source "$KOPT_E2E_LIB"
+need cmake
+need ninja
+
+fresh() { rm -rf "$WORK/f"; cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$WORK/f"; }
+expect_error() { # expect_error <pattern> <command...>: the command fails, stderr matches
+  local pattern=$1; shift
+  if "$@" >"$WORK/out.log" 2>&1; then cat "$WORK/out.log"; fail "succeeded: $*"; fi
+  grep -Eq -- "$pattern" "$WORK/out.log" || { cat "$WORK/out.log"; fail "no '$pattern' in the error"; }
+}
+gen() { "$KOPT" gen-instances --spec "$WORK/f/family.json" --out-root "$WORK/gen"; }
+
+echo "--- malformed family.json: cmake's configure names the file, line and column"
+fresh
+sed -i '0,/"backend"/s/"backend"/"backend" "oops"/' "$WORK/f/family.json"
+expect_error "family\.json:[0-9]+:[0-9]+: invalid JSON" \
+  cmake -S "$WORK/f" -B "$WORK/b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR"
+
+echo "--- an unknown field in family.json"
+fresh
+sed -i 's/"timeout_s"/"timeout_secs"/' "$WORK/f/family.json"
+expect_error "family\.json: .*timeout_secs.*did you mean 'timeout_s'" gen
+
+echo "--- an unknown template field"
+fresh
+echo "// {{tile_m}}" >>"$WORK/f/instance.cpp.in"
+expect_error "instance\.cpp\.in:[0-9]+: unknown placeholder '\{\{tile_m\}\}'" gen
+
+echo "--- a candidate folder without candidate.json"
+fresh
+mkdir "$WORK/f/candidates/09"
+expect_error "candidates/09.*candidate\.json" gen
+
+echo "--- a tuned row naming a kernel that is not compiled"
+fresh
+cat >"$WORK/f/tuned.csv" <<CSV
+gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio
+host,2,16,256,256,host,0,0,10.5,gemm_16x16x16,0.1,1,0
+host,2,64,512,512,host,0,0,20.5,gemm_128x128x128,0.1,1,0
+CSV
+sed -i 's/"compile": "all"/"tuned": "tuned.csv", "arch": "host", "compile": "all"/' "$WORK/f/family.json"
+expect_error "tuned\.csv:3: kernelName: 'gemm_128x128x128' is not a compiled instance" gen
+echo "PASS"

@@ -1,0 +1,83 @@
+#include "buildinfo/compile_launcher.hpp"
+#include "buildinfo/ninja_deps.hpp"
+
+#include <doctest/doctest.h>
+
+namespace bi = kopt::buildinfo;
+
+TEST_SUITE_BEGIN("buildinfo");
+
+TEST_CASE("ninja -t deps output parses into absolute paths") {
+  std::string text = "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/a.cpp.o: #deps 3, deps "
+                     "mtime 1700000000000 (VALID)\n"
+                     "    /b/kopt/gen/01/instances/a.cpp\n"
+                     "    kopt/gen/01/src/k.hpp\n"
+                     "    /usr/include/stdc-predef.h\n"
+                     "\n"
+                     "other.o: #deps 1, deps mtime 1 (STALE)\n"
+                     "    x.cpp\n";
+  auto deps = bi::parse_ninja_deps(text, "/b");
+  REQUIRE(deps.size() == 2);
+  auto& a = deps["CMakeFiles/candidate_01.dir/kopt/gen/01/instances/a.cpp.o"];
+  CHECK(a == std::vector<std::string>{"/b/kopt/gen/01/instances/a.cpp", "/b/kopt/gen/01/src/k.hpp",
+                                      "/usr/include/stdc-predef.h"});
+  CHECK(deps["other.o"] == std::vector<std::string>{"/b/x.cpp"});
+}
+
+TEST_CASE("identity: own sources pass, another candidate's sources fail") {
+  bi::NinjaDeps deps;
+  deps["CMakeFiles/candidate_02.dir/a.o"] = {"/b/gen/02/instances/a.cpp", "/b/gen/02/src/k.hpp"};
+  deps["CMakeFiles/candidate_02.dir/h.o"] = {"/fam/harness.cpp", "/b/gen/02/kopt_manifest.h"};
+  deps["CMakeFiles/candidate_00.dir/a.o"] = {"/b/gen/00/src/k.hpp"};
+  SUBCASE("own") {
+    auto check = bi::check_identity(deps, "candidate_02", "/b/gen", "/b/gen/02", "k.hpp",
+                                    {"/fam/candidates/00", "/fam/candidates/02"});
+    CHECK(check.ok);
+    CHECK(check.objects == 2);
+  }
+  SUBCASE("bypassed: the baseline's generated header") {
+    deps["CMakeFiles/candidate_02.dir/b.o"] = {"/b/gen/00/src/k.hpp"};
+    auto check = bi::check_identity(deps, "candidate_02", "/b/gen", "/b/gen/02", "k.hpp", {});
+    CHECK_FALSE(check.ok);
+    REQUIRE(check.problems.size() == 1);
+    CHECK(check.problems[0] == "CMakeFiles/candidate_02.dir/b.o was compiled from "
+                               "/b/gen/00/src/k.hpp, not from this candidate's sources in "
+                               "/b/gen/02");
+  }
+  SUBCASE("bypassed: a user's candidate folder on the include path") {
+    deps["CMakeFiles/candidate_02.dir/b.o"] = {"/fam/candidates/00/k.hpp"};
+    auto check = bi::check_identity(deps, "candidate_02", "/b/gen", "/b/gen/02", "k.hpp",
+                                    {"/fam/candidates/00"});
+    CHECK_FALSE(check.ok);
+  }
+  SUBCASE("never built") {
+    auto check = bi::check_identity(deps, "candidate_09", "/b/gen", "/b/gen/09", "k.hpp", {});
+    CHECK_FALSE(check.ok);
+    CHECK(check.problems[0] == "ninja recorded no dependencies for target candidate_09 (not "
+                               "built yet, or not built by ninja)");
+  }
+}
+
+TEST_CASE("compile arguments: relative outputs become absolute") {
+  std::vector<std::string> args = {"ccache", "/usr/bin/c++", "-I/b/gen/01", "-MD", "-MT",
+                                   "CMakeFiles/t.dir/a.cpp.o", "-MF", "CMakeFiles/t.dir/a.cpp.o.d",
+                                   "-o", "CMakeFiles/t.dir/a.cpp.o", "-c", "/b/gen/01/a.cpp",
+                                   "@rsp.txt"};
+  auto out = bi::rewrite_compile_args(args, "/b");
+  CHECK(out[5] == "CMakeFiles/t.dir/a.cpp.o"); // -MT keeps ninja's target text
+  CHECK(out[7] == "/b/CMakeFiles/t.dir/a.cpp.o.d");
+  CHECK(out[9] == "/b/CMakeFiles/t.dir/a.cpp.o");
+  CHECK(out[11] == "/b/gen/01/a.cpp");
+  CHECK(out[12] == "@/b/rsp.txt");
+}
+
+TEST_CASE("depfiles: paths made absolute against the compile's folder, target restored") {
+  std::string text = "CMakeFiles/other.dir/a.cpp.o: instances/a.cpp \\\n"
+                     " src/my\\ k.hpp /usr/include/stdio.h\n"
+                     "src/my\\ k.hpp:\n";
+  CHECK(bi::rewrite_depfile(text, "/b/gen/01", "CMakeFiles/t.dir/a.cpp.o") ==
+        "CMakeFiles/t.dir/a.cpp.o: \\\n  /b/gen/01/instances/a.cpp \\\n  /b/gen/01/src/my\\ k.hpp "
+        "\\\n  /usr/include/stdio.h\n");
+}
+
+TEST_SUITE_END();
