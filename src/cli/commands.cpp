@@ -15,6 +15,8 @@ std::span<const Subcommand> subcommands() {
        setup_decide},
       {"gen-instances", "generate each candidate's instance TUs, registry, dispatch and manifest",
        setup_gen_instances},
+      {"gpus", "what the GPU gate sees: each GPU's use, memory and processes, the idle ones",
+       setup_gpus},
       {"launch-compile",
        "compiler launcher: compile from the candidate's folder so ccache shares hits",
        setup_launch_compile},

@@ -10,6 +10,7 @@ Handler setup_version(CLI::App& app);
 Handler setup_bench(CLI::App& app);
 Handler setup_check(CLI::App& app);
 Handler setup_gen_instances(CLI::App& app);
+Handler setup_gpus(CLI::App& app);
 Handler setup_launch_compile(CLI::App& app);
 Handler setup_decide(CLI::App& app);
 Handler setup_record(CLI::App& app);
