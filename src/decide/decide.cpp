@@ -235,7 +235,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   }
   if (!request.best_hash.empty() && best.hash != request.best_hash) {
     return failed(d, "BEST " + best.candidate + "'s measurement has hash " + best.hash +
-                         ", the ledger's BEST hash is " + request.best_hash);
+                         ", expected " + request.best_hash);
   }
   if (!candidate.ok()) {
     return failed(d, "candidate " + candidate.candidate + " failed: " +
@@ -350,10 +350,12 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     return failed(d, "BEST " + best.candidate + "'s measurement has no configs");
   }
 
+  // The previous decision counts only for a new measurement (another date) of the same code
+  // against the same BEST: deciding the same measurement twice must not confirm itself.
   const Decision *previous = nullptr;
   if (request.previous && request.previous->candidate == d.candidate &&
       request.previous->hash == d.hash && request.previous->best == d.best &&
-      request.previous->best_hash == d.best_hash) {
+      request.previous->best_hash == d.best_hash && request.previous->date != d.date) {
     previous = &*request.previous;
   }
   for (const std::string &name : order) {

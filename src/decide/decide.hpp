@@ -79,7 +79,7 @@ struct Decision {
 struct Request {
   std::string target = "global";    ///< the candidate's target config class, or "global"
   std::string expected_hash;        ///< the candidate's content hash; empty: not checked
-  std::string best_hash;            ///< the ledger's BEST hash; empty: not checked
+  std::string best_hash;            ///< BEST's expected hash (ledger or content); empty: unchecked
   std::optional<Decision> previous; ///< the last decision for this candidate, for the noise rule
 };
 

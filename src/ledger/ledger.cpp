@@ -338,7 +338,10 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     return {Outcome::candidate_is_best, "candidate " + d.candidate + " is BEST; nothing recorded",
             s};
   }
-  if (d.best != s.best || (!d.best_hash.empty() && d.best_hash != s.best_hash)) {
+  // A failed decision may carry whatever hash BEST's broken measurement had; its id still
+  // has to be the ledger's BEST.
+  bool check_hash = d.verdict != Verdict::failed;
+  if (d.best != s.best || (check_hash && d.best_hash != s.best_hash)) {
     throw Error("the decision for " + d.candidate + " was made against BEST " + d.best + " (hash " +
                 short_hash(d.best_hash) + "), but the ledger's BEST is " + s.best + " (hash " +
                 short_hash(s.best_hash) + "): run kopt decide again");

@@ -130,14 +130,19 @@ TEST_CASE("the noise rule counts a small change seen twice in a row") {
 
   Request again = request();
   again.previous = first;
+  auto remeasured = [](double small, double large) {
+    Measurement m = measured("01", small, large);
+    m.date = "2026-01-01T01:00:00Z";
+    return m;
+  };
   SUBCASE("same candidate, same hash, same BEST, same direction: counted") {
-    Decision d = decide(best, measured("01", 0.996, 0.993), again);
+    Decision d = decide(best, remeasured(0.996, 0.993), again);
     CHECK(d.verdict == Verdict::keep);
     CHECK(d.classes[0].state == State::better);
     CHECK(d.classes[0].repeated);
   }
   SUBCASE("opposite direction in one class: that class stays a tie") {
-    Decision d = decide(best, measured("01", 1.004, 0.993), again);
+    Decision d = decide(best, remeasured(1.004, 0.993), again);
     CHECK(d.verdict == Verdict::tie);
     CHECK(d.classes[0].state == State::tie);
     CHECK(d.classes[1].state == State::better);
@@ -145,14 +150,17 @@ TEST_CASE("the noise rule counts a small change seen twice in a row") {
   SUBCASE("a different BEST hash: the previous decision does not apply") {
     Measurement other_best = measured("00");
     other_best.hash = "other";
-    Decision d = decide(other_best, measured("01", 0.996, 0.993), again);
+    Decision d = decide(other_best, remeasured(0.996, 0.993), again);
     CHECK(d.verdict == Verdict::tie);
     CHECK_FALSE(d.classes[0].repeated);
   }
   SUBCASE("a changed candidate: the previous decision does not apply") {
-    Measurement changed = measured("01", 0.996, 0.993);
+    Measurement changed = remeasured(0.996, 0.993);
     changed.hash = "repaired";
     CHECK(decide(best, changed, again).verdict == Verdict::tie);
+  }
+  SUBCASE("the same measurement decided again does not confirm itself") {
+    CHECK(decide(best, measured("01", 0.995, 0.994), again).verdict == Verdict::tie);
   }
 }
 
@@ -215,7 +223,7 @@ TEST_CASE("failed: no comparable measurement") {
     Request r = request();
     r.best_hash = "ledger-hash";
     CHECK(decide(measured("00"), measured("01"), r).reason ==
-          "BEST 00's measurement has hash hash00, the ledger's BEST hash is ledger-hash");
+          "BEST 00's measurement has hash hash00, expected ledger-hash");
   }
   SUBCASE("an extra config") {
     Measurement c = measured("01");
