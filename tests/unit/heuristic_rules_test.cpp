@@ -1,0 +1,125 @@
+#include "heuristic/rules.hpp"
+
+#include "temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+
+#include <doctest/doctest.h>
+
+using kopt::heuristic::RuleList;
+using kopt::test::fixture;
+
+namespace {
+
+const std::vector<std::string> kColumns = {"M", "N", "K"};
+
+RuleList fixture_rules() {
+  return kopt::heuristic::parse_rules(kopt::util::read_json(fixture("heuristic/rules.json")),
+                                      kColumns, "rules.json");
+}
+
+std::string parse_error(const std::string &text) {
+  try {
+    kopt::heuristic::parse_rules(nlohmann::json::parse(text), kColumns, "h.json");
+  } catch (const kopt::Error &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("heuristic::rules");
+
+TEST_CASE("parse and evaluate") {
+  RuleList rules = fixture_rules();
+  REQUIRE(rules.rules.size() == 4);
+  CHECK(rules.rules[0].conditions.size() == 2);
+  CHECK(rules.rules[0].conditions[1].feature == "M*N");
+  CHECK(rules.rules[0].conditions[1].op == "<=");
+  CHECK(rules.rules[0].conditions[1].value == 307200);
+  CHECK(rules.rules[3].conditions.empty());
+  CHECK(rules.kernels() == std::vector<std::string>{"k16x64", "k32x64", "k64x64"});
+  CHECK_FALSE(rules.empty());
+
+  using kopt::heuristic::evaluate;
+  CHECK(evaluate(rules, kColumns, {16, 1280, 128}) == "k16x64");  // M*N = 20480
+  CHECK(evaluate(rules, kColumns, {480, 640, 128}) == "k16x64");  // M*N = 307200 exactly
+  CHECK(evaluate(rules, kColumns, {481, 640, 128}) == "k64x64");  // just above
+  CHECK(evaluate(rules, kColumns, {16, 1280, 8192}) == "k16x64"); // M < 32, N != 7168
+  CHECK(evaluate(rules, kColumns, {16, 7168, 8192}) == "k32x64"); // N == 7168
+  CHECK(evaluate(rules, kColumns, {4096, 4096, 4096}) == "k32x64");
+
+  SUBCASE("no rule holds") {
+    RuleList partial;
+    partial.rules.push_back({{{"K", "==", 128}}, "k"});
+    CHECK(evaluate(partial, kColumns, {1, 1, 256}) == "");
+    CHECK(evaluate(RuleList{}, kColumns, {1, 1, 256}) == "");
+  }
+  SUBCASE("wrong number of dims") {
+    CHECK_THROWS_WITH_AS(evaluate(rules, kColumns, {1, 2}),
+                         "heuristic: expected 3 dimensions (M, N, K), got 2", kopt::Error);
+  }
+}
+
+TEST_CASE("to_json gives back the same rules") {
+  RuleList rules = fixture_rules();
+  nlohmann::json j = kopt::heuristic::to_json(rules);
+  CHECK(j == kopt::util::read_json(fixture("heuristic/rules.json")));
+  RuleList again = kopt::heuristic::parse_rules(j, kColumns, "again");
+  CHECK(kopt::heuristic::to_json(again) == j);
+}
+
+TEST_CASE("parse errors name the rule and the field") {
+  CHECK(parse_error(R"({"rules": [{"if": [["MN", "<", 1]], "kernel": "a"}]})") ==
+        "h.json: rules[0].if[0][0]: unknown feature 'MN' (dispatch columns: M, N, K), did you "
+        "mean 'M'?");
+  CHECK(parse_error(R"({"rules": [{"kernel": "a"}, {"if": [["M", "=<", 1]], "kernel": "b"}]})") ==
+        "h.json: rules[1].if[0][1]: expected one of <, <=, ==, !=, >=, >, got '=<'");
+  CHECK(parse_error(R"({"rules": [{"if": [["M", "<", 1.5]], "kernel": "a"}]})") ==
+        "h.json: rules[0].if[0][2]: expected an integer, got 1.5");
+  CHECK(parse_error(R"({"rules": [{"if": [["M", "<"]], "kernel": "a"}]})") ==
+        "h.json: rules[0].if[0]: expected [feature, op, value], got an array");
+  CHECK(parse_error(R"({"rules": [{"if": []}]})") ==
+        "h.json: rules[0].kernel: missing required field");
+  CHECK(parse_error(R"({"rules": [{"kernel": "a", "iff": []}]})") ==
+        "h.json: rules[0].iff: unknown field, did you mean 'if'?");
+  CHECK(parse_error(R"({"rule": []})") == "h.json: rule: unknown field, did you mean 'rules'?");
+  CHECK(parse_error(R"([])") == "h.json: expected an object {\"rules\": [...]}, got an array");
+}
+
+TEST_CASE("emit_cpp") {
+  SUBCASE("the fixture's rules, deterministically") {
+    RuleList rules = fixture_rules();
+    std::string code = kopt::heuristic::emit_cpp(rules, kColumns);
+    CHECK(code == kopt::heuristic::emit_cpp(fixture_rules(), kColumns));
+    CHECK(code ==
+          "  // rule 0: K == 128 && M*N <= 307200\n"
+          "  if (dims[2] == std::int64_t{128} && (dims[0] * dims[1]) <= std::int64_t{307200}) {\n"
+          "    return \"k16x64\";\n"
+          "  }\n"
+          "  // rule 1: K == 128\n"
+          "  if (dims[2] == std::int64_t{128}) {\n"
+          "    return \"k64x64\";\n"
+          "  }\n"
+          "  // rule 2: M < 32 && N != 7168\n"
+          "  if (dims[0] < std::int64_t{32} && dims[1] != std::int64_t{7168}) {\n"
+          "    return \"k16x64\";\n"
+          "  }\n"
+          "  return \"k32x64\"; // rule 3\n");
+  }
+  SUBCASE("no unconditional rule falls through to nullptr") {
+    RuleList rules;
+    rules.rules.push_back({{{"K", ">=", -5}}, "k"});
+    CHECK(kopt::heuristic::emit_cpp(rules, kColumns) == "  // rule 0: K >= -5\n"
+                                                        "  if (dims[2] >= std::int64_t{-5}) {\n"
+                                                        "    return \"k\";\n"
+                                                        "  }\n"
+                                                        "  return nullptr;\n");
+  }
+  SUBCASE("no rules at all") {
+    CHECK(kopt::heuristic::emit_cpp(RuleList{}, kColumns) == "  (void)dims;\n  return nullptr;\n");
+  }
+}
+
+TEST_SUITE_END();
