@@ -16,7 +16,7 @@ struct Candidate {
   std::filesystem::path dir;
 
   /// The candidate's id ("00", "07", ...).
-  const std::string& id() const { return spec.id; }
+  const std::string &id() const { return spec.id; }
 };
 
 /// All candidates of a family, sorted by id, with their bases checked (a base must exist and
@@ -25,23 +25,23 @@ class CandidateSet {
 public:
   /// Scans family.candidates_dir: every sub-folder is a candidate. A folder without
   /// candidate.json, a bad candidate.json or a missing base is a kopt::Error naming it.
-  static CandidateSet discover(const spec::Family& family);
+  static CandidateSet discover(const spec::Family &family);
 
-  const std::vector<Candidate>& all() const { return candidates_; }
+  const std::vector<Candidate> &all() const { return candidates_; }
 
   /// Returns the candidate `id`; throws `unknown candidate 'id' (candidates: ...)`.
-  const Candidate& get(const std::string& id) const;
+  const Candidate &get(const std::string &id) const;
 
   /// The chain from `id` to the baseline: {id, base, base's base, ...}.
-  std::vector<const Candidate*> chain(const std::string& id) const;
+  std::vector<const Candidate *> chain(const std::string &id) const;
 
   /// For each editable file and the instance template: the path of its nearest copy along the
   /// chain, then the family folder. A file found nowhere is an error naming it.
-  std::map<std::string, std::filesystem::path> resolve_sources(const spec::Family& family,
-                                                               const std::string& id) const;
+  std::map<std::string, std::filesystem::path> resolve_sources(const spec::Family &family,
+                                                               const std::string &id) const;
 
   /// The candidate's content hash (docs/FORMATS.md): what its harness must print.
-  std::string content_hash(const spec::Family& family, const std::string& id) const;
+  std::string content_hash(const spec::Family &family, const std::string &id) const;
 
 private:
   std::vector<Candidate> candidates_;

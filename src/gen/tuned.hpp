@@ -21,8 +21,8 @@ struct TunedRow {
 /// bw,errRatio; old files lack gfx; `arch` is accepted for gfx). Rows for another arch than
 /// `arch` (when both are non-empty) are dropped. Duplicate (M,N,K) keep the lowest us; each
 /// duplicate adds a warning to `warnings` naming both lines. Errors name file:line:column.
-std::vector<TunedRow> read_tuned_table(const std::filesystem::path& file, const std::string& arch,
-                                       std::vector<std::string>& warnings);
+std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const std::string &arch,
+                                       std::vector<std::string> &warnings);
 
 /// aiter's getPaddedM: gl=0 rounds M up to multiples of 16 up to 256, 32 up to 1024, 64 up to
 /// 4096, else 128; gl=1 gives 8192 when M>8192 and N>4096, else the next power of two.

@@ -35,18 +35,18 @@ struct RuleList {
 
 /// Parses {"rules": [...]} (see docs/FORMATS.md); `where` prefixes errors, which name the rule
 /// index and field. Features must be products of `columns`.
-RuleList parse_rules(const nlohmann::json& j, const std::vector<std::string>& columns,
-                     const std::string& where);
+RuleList parse_rules(const nlohmann::json &j, const std::vector<std::string> &columns,
+                     const std::string &where);
 
 /// Serialises a rule list back to the same JSON shape.
-nlohmann::json to_json(const RuleList& rules);
+nlohmann::json to_json(const RuleList &rules);
 
 /// Returns the kernel the rules pick for `dims` (values of `columns`), or "" when none holds.
-std::string evaluate(const RuleList& rules, const std::vector<std::string>& columns,
-                     const std::vector<int64_t>& dims);
+std::string evaluate(const RuleList &rules, const std::vector<std::string> &columns,
+                     const std::vector<int64_t> &dims);
 
 /// Emits the body of a C++17 function `const char* f(const std::int64_t* dims)` that returns
 /// the picked kernel's name or nullptr; `dims` are in `columns` order. Deterministic.
-std::string emit_cpp(const RuleList& rules, const std::vector<std::string>& columns);
+std::string emit_cpp(const RuleList &rules, const std::vector<std::string> &columns);
 
 } // namespace kopt::heuristic

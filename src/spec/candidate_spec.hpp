@@ -8,14 +8,14 @@ namespace kopt::spec {
 /// A parsed candidate.json (see docs/FORMATS.md).
 struct CandidateSpec {
   std::string id;
-  std::string base;       ///< empty for the baseline
+  std::string base; ///< empty for the baseline
   std::string hypothesis;
   std::string target = "global"; ///< "global" or a config class name
-  std::string proposal;   ///< repair attempts are counted per proposal; defaults to id
+  std::string proposal;          ///< repair attempts are counted per proposal; defaults to id
 };
 
 /// Reads candidate.json; errors name the file and field. The id must equal `folder_name`.
-CandidateSpec load_candidate_spec(const std::filesystem::path& file,
-                                  const std::string& folder_name);
+CandidateSpec load_candidate_spec(const std::filesystem::path &file,
+                                  const std::string &folder_name);
 
 } // namespace kopt::spec

@@ -55,16 +55,16 @@ struct Family {
   int repeat = 15;
 
   /// Returns the instance called `name`, or nullptr.
-  const Instance* find_instance(const std::string& name) const;
+  const Instance *find_instance(const std::string &name) const;
 };
 
 /// Reads and validates family.json. Every problem is a kopt::Error that names the file, the
 /// field (as a JSON path, e.g. `instances[3].TM`) and what was expected.
-Family load_family(const std::filesystem::path& file);
+Family load_family(const std::filesystem::path &file);
 
 /// Returns the config class of one config row (`header` names the row's columns): see
 /// "Config classes" in docs/FORMATS.md. Throws when a class column is missing from `header`.
-std::string config_class(const ClassSpec& classes, const std::vector<std::string>& header,
-                         const std::vector<std::string>& row);
+std::string config_class(const ClassSpec &classes, const std::vector<std::string> &header,
+                         const std::vector<std::string> &row);
 
 } // namespace kopt::spec
