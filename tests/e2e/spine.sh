@@ -8,6 +8,7 @@ need ccache
 
 export CCACHE_DIR=$WORK/ccache # a cache of this test's own, so the counters are ours
 family_src=$WORK/src/host_gemm
+mkdir -p "$WORK/src"
 cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
 
 # Two extra candidates that must fail without harming the others: one aborts, one hangs.
