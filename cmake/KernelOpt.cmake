@@ -104,6 +104,26 @@ function(kopt_add_family name)
     _kopt_common_parent(base_dir "${CMAKE_SOURCE_DIR}" "${CMAKE_BINARY_DIR}" "${state}")
   endif()
 
+  set(backend "${KOPT_${name}_BACKEND}")
+  # Host benchmarks share the CPU: one at a time. GPU benchmarks get a GPU each instead.
+  set(bench_lock RESOURCE_LOCK kopt_bench_host)
+  set(best_lock RESOURCE_LOCK "kopt_build;kopt_bench_host")
+  set(gpu_groups "")
+  if(backend STREQUAL "cuda")
+    if(NOT CMAKE_CUDA_COMPILER)
+      message(FATAL_ERROR "kopt_add_family(${name}): backend cuda needs enable_language(CUDA) "
+                          "(and CMAKE_CUDA_ARCHITECTURES) before kopt_add_family")
+    endif()
+    find_package(CUDAToolkit REQUIRED)
+  endif()
+  if(NOT backend STREQUAL "host")
+    # One benchmark per GPU: with `ctest --resource-spec-file <kopt resources output>` each
+    # GPU test gets a GPU of its own (CTEST_RESOURCE_GROUP_0_GPUS); without one, the gate picks.
+    set(bench_lock "")
+    set(best_lock RESOURCE_LOCK kopt_build)
+    set(gpu_groups RESOURCE_GROUPS "gpus:1")
+  endif()
+
   set(baseline "${KOPT_${name}_BASELINE}")
   foreach(id IN LISTS KOPT_${name}_CANDIDATES)
     set(dir "${KOPT_${name}_${id}_DIR}")
@@ -122,11 +142,23 @@ function(kopt_add_family name)
       CXX_EXTENSIONS OFF
       RUNTIME_OUTPUT_DIRECTORY ${state}/bin
       OUTPUT_NAME candidate_${id})
+    if(backend STREQUAL "cuda")
+      # Instance TUs hold the kernels: nvcc compiles them; registry, dispatch and identity stay
+      # C++ and only need the CUDA headers.
+      set(instances ${KOPT_${name}_${id}_SOURCES})
+      list(FILTER instances INCLUDE REGEX "/instances/[^/]*$")
+      set_source_files_properties(${instances} PROPERTIES LANGUAGE CUDA)
+      target_link_libraries(${target} PRIVATE CUDA::cudart)
+      set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                                                 CUDA_EXTENSIONS OFF)
+    endif()
     if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
       # Compiling from the candidate's own folder makes the relative paths ccache hashes the
       # same for every candidate folder of the same content.
-      set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+      set(launcher
         "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir};--;${KOPT_CCACHE_PROGRAM}")
+      set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
+                                                 CUDA_COMPILER_LAUNCHER "${launcher}")
     endif()
 
     add_custom_target(${target}_bench
@@ -144,13 +176,13 @@ function(kopt_add_family name)
     set_tests_properties(${target}.bench PROPERTIES
       FIXTURES_SETUP ${p}${name}.${id}.measured
       FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden"
-      RESOURCE_LOCK kopt_bench)
+      ${bench_lock} ${gpu_groups})
     add_test(NAME ${target}.correctness
              COMMAND ${KOPT_EXECUTABLE} check ${state_args} --candidate ${id}
                      --build-dir ${CMAKE_BINARY_DIR})
     set_tests_properties(${target}.correctness PROPERTIES
       LABELS correctness
-      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden")
+      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden" ${gpu_groups})
     if(NOT id STREQUAL baseline)
       add_test(NAME ${target}.keep COMMAND ${KOPT_EXECUTABLE} decide ${state_args} --candidate ${id})
       set_tests_properties(${target}.keep PROPERTIES
@@ -163,7 +195,7 @@ function(kopt_add_family name)
            COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --golden-only)
   set_tests_properties(${p}${name}.golden PROPERTIES
     FIXTURES_SETUP ${p}${name}.golden
-    FIXTURES_REQUIRED ${p}${name}.${baseline}.built)
+    FIXTURES_REQUIRED ${p}${name}.${baseline}.built ${gpu_groups})
   # BEST changes as candidates are recorded, so its measurement is found (and built, and
   # measured when missing or stale) at test time.
   add_test(NAME ${p}${name}.best.bench
@@ -172,5 +204,5 @@ function(kopt_add_family name)
   set_tests_properties(${p}${name}.best.bench PROPERTIES
     FIXTURES_SETUP ${p}${name}.best.measured
     FIXTURES_REQUIRED ${p}${name}.golden
-    RESOURCE_LOCK "kopt_build;kopt_bench")
+    ${best_lock} ${gpu_groups})
 endfunction()

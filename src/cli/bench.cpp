@@ -97,10 +97,15 @@ Handler setup_bench(CLI::App& app) {
                       context.err) != 0) {
       return 1;
     }
+    std::optional<profile::RunSetup> setup =
+        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+    if (!setup) {
+      return 1;
+    }
     util::RealProcessRunner runner;
     std::string golden = profile::ensure_golden(
         loaded.family, loaded.layout, baseline,
-        loaded.candidates.content_hash(loaded.family, baseline), runner);
+        loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);
     if (options->golden_only) {
       context.out << golden << "\n";
       return 0;
@@ -111,7 +116,7 @@ Handler setup_bench(CLI::App& app) {
       return 0;
     }
     profile::Measurement m = profile::run_harness(loaded.family, loaded.layout, id,
-                                                  profile::HarnessMode::benchmark, runner);
+                                                  profile::HarnessMode::benchmark, runner, *setup);
     profile::write_measurement(loaded.layout.measurement(id), m);
 
     if (context.json) {

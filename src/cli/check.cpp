@@ -61,9 +61,15 @@ Handler setup_check(CLI::App& app) {
                       context.err) != 0) {
       return 1;
     }
+    std::optional<profile::RunSetup> setup =
+        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+    if (!setup) {
+      return 1;
+    }
     util::RealProcessRunner runner;
     profile::ensure_golden(loaded.family, loaded.layout, baseline,
-                           loaded.candidates.content_hash(loaded.family, baseline), runner);
+                           loaded.candidates.content_hash(loaded.family, baseline), runner,
+                           *setup);
     std::string expected = loaded.candidates.content_hash(loaded.family, id);
 
     std::vector<std::string> problems;
@@ -74,7 +80,7 @@ Handler setup_check(CLI::App& app) {
       }
     }
     profile::Measurement m = profile::run_harness(loaded.family, loaded.layout, id,
-                                                  profile::HarnessMode::correctness, runner);
+                                                  profile::HarnessMode::correctness, runner, *setup);
     if (!m.ok()) {
       problems.push_back("failed: " + m.reason);
     } else {

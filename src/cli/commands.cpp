@@ -22,6 +22,7 @@ std::span<const Subcommand> subcommands() {
        setup_launch_compile},
       {"record", "record a decision in the ledger: BEST, counters, performance.md, attempts.jsonl",
        setup_record},
+      {"resources", "write a ctest resource spec file listing the idle GPUs", setup_resources},
       {"status", "the ledger's state: BEST, regression counter, repairs, stopped or not",
        setup_status},
       {"version", "print kopt's version", setup_version},

@@ -1,10 +1,13 @@
 #include "cli/family_options.hpp"
 
+#include "gpu/binding.hpp"
+#include "ledger/ledger.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ostream>
 
 namespace kopt::cli {
@@ -15,6 +18,9 @@ void FamilyOptions::add_to(CLI::App& app) {
                  "the family's state folder in the build tree (<build>/kopt/<family>)")
       ->required();
   app.add_option("--ledger", ledger, "the ledger folder (default: <state-dir>/ledger)");
+  app.add_option("--gpu-wait-min", gpu_wait_min,
+                 "GPU families: minutes to wait for an idle GPU (re-checked every 10 min)")
+      ->capture_default_str();
 }
 
 std::string LoadedFamily::baseline() const {
@@ -31,6 +37,30 @@ LoadedFamily load_family(const FamilyOptions& options) {
   candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
   spec::Layout layout(options.state_dir, options.ledger);
   return {std::move(family), std::move(candidates), std::move(layout)};
+}
+
+std::optional<profile::RunSetup> gpu_setup(const LoadedFamily& loaded, double gpu_wait_min,
+                                           std::ostream& err) {
+  if (loaded.family.backend == "host") {
+    return profile::RunSetup{};
+  }
+  util::RealProcessRunner runner;
+  gpu::RealClock clock;
+  gpu::GateOptions options;
+  options.give_up_s = gpu_wait_min * 60;
+  options.recheck_s = std::min(options.recheck_s, std::max(options.give_up_s, 1.0));
+  gpu::Gate gate(runner, clock, options);
+  gpu::Binding binding = gpu::bind(loaded.family.backend, gate, gpu::binding_environment());
+  if (!binding.ok) {
+    err << "kopt: GPU gate: " << binding.message << "\n";
+    if (binding.gave_up) {
+      ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
+                               profile::utc_now(), static_cast<int>(gpu_wait_min));
+    }
+    return std::nullopt;
+  }
+  err << "kopt: GPU gate: " << binding.message << "\n";
+  return profile::RunSetup{binding.env, binding.device};
 }
 
 int build_targets(const std::string& build_dir, const std::vector<std::string>& targets,

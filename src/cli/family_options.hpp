@@ -1,10 +1,12 @@
 #pragma once
 
 #include "candidate/candidate.hpp"
+#include "profile/bench.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,9 @@ struct FamilyOptions {
   std::string spec;
   std::string state_dir;
   std::string ledger;
+  double gpu_wait_min = 60; ///< how long the GPU gate waits for an idle GPU
 
-  /// Adds --spec and --state-dir (both required) and --ledger to `app`.
+  /// Adds --spec and --state-dir (both required), --ledger and --gpu-wait-min to `app`.
   void add_to(CLI::App& app);
 };
 
@@ -36,6 +39,13 @@ struct LoadedFamily {
 
 /// Loads family.json, discovers the candidates and builds the layout.
 LoadedFamily load_family(const FamilyOptions& options);
+
+/// Where a harness run of this family happens: nothing to bind for host families; for GPU
+/// families the GPU ctest allocated, or the most idle one the gate finds (waiting up to
+/// `gpu_wait_min`). Returns nullopt after printing why when there is none; giving up after
+/// the full wait also stops the ledger ("no idle GPU for 60 min").
+std::optional<profile::RunSetup> gpu_setup(const LoadedFamily& loaded, double gpu_wait_min,
+                                           std::ostream& err);
 
 /// Runs `cmake --build <build_dir> --target <targets...>`; on failure prints the build's output
 /// to `err` and returns 1, else 0.

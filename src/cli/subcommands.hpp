@@ -12,6 +12,7 @@ Handler setup_check(CLI::App& app);
 Handler setup_gen_instances(CLI::App& app);
 Handler setup_gpus(CLI::App& app);
 Handler setup_launch_compile(CLI::App& app);
+Handler setup_resources(CLI::App& app);
 Handler setup_decide(CLI::App& app);
 Handler setup_record(CLI::App& app);
 Handler setup_status(CLI::App& app);

@@ -226,6 +226,11 @@ WaitOutcome Gate::wait_for_idle() {
     if (!report.idle.empty()) {
       outcome.found = true;
       outcome.gpu = report.idle.front();
+      for (const auto &verdict : report.gpus) {
+        if (verdict.status.index == outcome.gpu) {
+          outcome.name = verdict.status.name;
+        }
+      }
       return outcome;
     }
     if (outcome.waited_s >= options_.give_up_s) {

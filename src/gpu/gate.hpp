@@ -71,6 +71,7 @@ struct GateReport {
 struct WaitOutcome {
   bool found = false;
   int gpu = -1;
+  std::string name; ///< the chosen GPU's model
   GpuTool tool = GpuTool::none;
   double waited_s = 0;
   std::string message; ///< "no idle GPU for 60 min", or the gate's error

@@ -1,6 +1,7 @@
 #include "profile/bench.hpp"
 
 #include "profile/harness_csv.hpp"
+#include "profile/ncu.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
@@ -50,6 +51,37 @@ std::string tail(const std::string& text, size_t lines) {
   return text.substr(pos + 1);
 }
 
+// Replaces the harness's times by ncu's per-config kernel time; when ncu attributed nothing to
+// some config the measurement stays unprofiled, with the harness's times and the reason.
+void use_profiler_times(Measurement& m, const std::string& ncu_stdout, const std::string& source,
+                        const std::string& kernel_regex) {
+  ProfileOptions options;
+  options.kernel_regex = kernel_regex;
+  ProfileReport report;
+  try {
+    report = parse_ncu_output(ncu_stdout, source, options);
+  } catch (const Error& e) {
+    m.reason = std::string("ncu output unreadable, times are the harness's events: ") + e.what();
+    return;
+  }
+  if (!report.profiled) {
+    m.reason = "unprofiled: " + report.reason;
+    return;
+  }
+  for (size_t i = 0; i < m.configs.size(); ++i) {
+    if (!report.find(static_cast<int>(i))) {
+      m.reason = "unprofiled: ncu saw no kernel matching '" + kernel_regex + "' in config_" +
+                 std::to_string(i);
+      return;
+    }
+  }
+  for (size_t i = 0; i < m.configs.size(); ++i) {
+    m.configs[i].us = report.find(static_cast<int>(i))->mean_us();
+  }
+  m.measured_by = Source::ncu;
+  m.profiled = true;
+}
+
 } // namespace
 
 std::string utc_now() {
@@ -76,12 +108,15 @@ std::string host_cpu_model() {
 }
 
 Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
-                        const std::string& id, HarnessMode mode, util::ProcessRunner& runner) {
+                        const std::string& id, HarnessMode mode, util::ProcessRunner& runner,
+                        const RunSetup& setup) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
-  m.measured_by = Source::chrono;
-  m.device = host_cpu_model();
+  bool host = family.backend == "host";
+  m.measured_by = host ? Source::chrono : Source::events;
+  m.profiled = host;
+  m.device = host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device);
   m.date = utc_now();
   m.config_columns = util::read_csv(family.configs).header;
 
@@ -108,9 +143,15 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
                                              "--repeat", std::to_string(family.repeat)});
   }
   command.timeout_s = family.timeout_s;
+  command.env = setup.env;
+  bool under_ncu = family.backend == "cuda" && mode != HarnessMode::correctness &&
+                   !util::find_program("ncu").empty();
+  if (under_ncu) {
+    command.argv = ncu_command(family.kernel_regex, command.argv);
+  }
   util::ProcessResult result = runner.run(command);
-  write_log(dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log"),
-            command, result, family.timeout_s);
+  fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
+  write_log(log, command, result, family.timeout_s);
   m.hash = harness_hash(result.out);
 
   if (!result.ok()) {
@@ -144,12 +185,17 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
     c.err = row.err.value_or(0);
     m.configs.push_back(std::move(c));
   }
+  if (under_ncu) {
+    use_profiler_times(m, result.out, log.string(), family.kernel_regex);
+  } else if (!host && mode != HarnessMode::correctness) {
+    m.reason = "ncu not found: times are the harness's own events";
+  }
   return m;
 }
 
 std::string ensure_golden(const spec::Family& family, const spec::Layout& layout,
                           const std::string& baseline_id, const std::string& baseline_hash,
-                          util::ProcessRunner& runner) {
+                          util::ProcessRunner& runner, const RunSetup& setup) {
   if (fs::exists(layout.golden()) && fs::exists(layout.golden_info())) {
     nlohmann::json info = util::read_json(layout.golden_info());
     if (info.value("baseline_hash", "") == baseline_hash &&
@@ -168,6 +214,7 @@ std::string ensure_golden(const spec::Family& family, const spec::Layout& layout
   command.argv = {harness.string(), "--configs", family.configs.string(), "--write-golden",
                   fresh.string()};
   command.timeout_s = family.timeout_s;
+  command.env = setup.env;
   util::ProcessResult result = runner.run(command);
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {

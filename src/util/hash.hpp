@@ -4,8 +4,6 @@
 #include <string>
 #include <string_view>
 
-#include <xxhash.h>
-
 namespace kopt::util {
 
 /// A 128-bit content hash (XXH3) fed piece by piece; `hex()` gives 32 lowercase hex digits.
@@ -23,7 +21,8 @@ public:
   std::string hex() const;
 
 private:
-  XXH3_state_t* state_;
+  struct State; // XXH3's state, inlined in hash.cpp so kopt needs no xxhash library at run time
+  State* state_;
 };
 
 /// Returns the hex content hash of one file's bytes.

@@ -1,0 +1,70 @@
+#include "gpu/binding.hpp"
+
+#include "util/text.hpp"
+
+#include <cstdlib>
+
+namespace kopt::gpu {
+
+int ctest_gpu_id(const std::string& value) {
+  for (const auto& part : util::split(value, ',')) {
+    std::string_view field = util::trim(part);
+    if (field.rfind("id:", 0) == 0) {
+      try {
+        return static_cast<int>(util::parse_int(field.substr(3), "CTEST_RESOURCE_GROUP_0_GPUS"));
+      } catch (...) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
+std::map<std::string, std::string> binding_environment() {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"CTEST_RESOURCE_GROUP_COUNT", "CTEST_RESOURCE_GROUP_0_GPUS"}) {
+    if (const char* value = std::getenv(name)) {
+      env[name] = value;
+    }
+  }
+  return env;
+}
+
+Binding bind(const std::string& backend, Gate& gate,
+             const std::map<std::string, std::string>& environment) {
+  Binding binding;
+  GpuTool tool = backend == "hip" ? GpuTool::rocm_smi : GpuTool::nvidia_smi;
+  auto allocated = environment.find("CTEST_RESOURCE_GROUP_0_GPUS");
+  if (allocated != environment.end()) {
+    int id = ctest_gpu_id(allocated->second);
+    if (id < 0) {
+      binding.message = "cannot read CTEST_RESOURCE_GROUP_0_GPUS='" + allocated->second + "'";
+      return binding;
+    }
+    // ctest chose the GPU from the idle ones `kopt resources` listed; look up its name only.
+    GateReport report = gate.check();
+    for (const auto& verdict : report.gpus) {
+      if (verdict.status.index == id) {
+        binding.device = verdict.status.name;
+      }
+    }
+    binding.ok = true;
+    binding.env = binding_env(report.ok() ? report.tool : tool, id);
+    binding.message = "GPU " + std::to_string(id) + " allocated by ctest";
+    return binding;
+  }
+  WaitOutcome outcome = gate.wait_for_idle();
+  if (!outcome.found) {
+    binding.message = outcome.message;
+    binding.gave_up = outcome.tool != GpuTool::none;
+    return binding;
+  }
+  binding.ok = true;
+  binding.device = outcome.name;
+  binding.env = binding_env(outcome.tool, outcome.gpu);
+  binding.message = "idle GPU " + std::to_string(outcome.gpu) + " (" +
+                    std::string(to_string(outcome.tool)) + ")";
+  return binding;
+}
+
+} // namespace kopt::gpu

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "gpu/gate.hpp"
+
+#include <map>
+#include <string>
+
+namespace kopt::gpu {
+
+/// Which GPU a harness run gets: the environment that binds it, the device's name for the
+/// results, or why there is none.
+struct Binding {
+  bool ok = false;
+  std::map<std::string, std::string> env; ///< e.g. CUDA_VISIBLE_DEVICES=1
+  std::string device;                     ///< the GPU's model, e.g. "NVIDIA H200"
+  std::string message;                    ///< how it was chosen, or why none was
+  bool gave_up = false;                   ///< true: no idle GPU within the gate's time limit
+};
+
+/// Parses ctest's `CTEST_RESOURCE_GROUP_0_GPUS` value ("id:1,slots:1"); returns the GPU id or
+/// -1 when the text holds none.
+int ctest_gpu_id(const std::string& value);
+
+/// Binds a run of a `backend` ("cuda" or "hip") family: to the GPU ctest allocated when
+/// `environment` holds CTEST_RESOURCE_GROUP_0_GPUS (the test ran with a resource spec file),
+/// else to the most idle GPU the gate finds, waiting as the gate's options say.
+Binding bind(const std::string& backend, Gate& gate,
+             const std::map<std::string, std::string>& environment);
+
+/// The variables of this process's environment that binding reads.
+std::map<std::string, std::string> binding_environment();
+
+} // namespace kopt::gpu
