@@ -176,6 +176,16 @@ SmiSample Gate::sample(GpuTool tool, const std::string &program, std::string &er
       std::string out = run({"--showuse", "--showmemuse", "--showpids", "--json"});
       if (error.empty()) {
         sample = parse_rocm_smi_json(out, "rocm-smi --json");
+      } else {
+        // Older rocm-smi releases have no --json: their text form says the same.
+        std::string json_error = std::move(error);
+        error.clear();
+        std::string text = run({"--showuse", "--showmemuse", "--showpids"});
+        if (error.empty()) {
+          sample = parse_rocm_smi_text(text, "rocm-smi");
+        } else {
+          error = json_error + "; " + error;
+        }
       }
     }
   } catch (const Error &e) {

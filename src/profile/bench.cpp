@@ -2,6 +2,7 @@
 
 #include "profile/harness_csv.hpp"
 #include "profile/ncu.hpp"
+#include "profile/rocprofv3.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
@@ -51,35 +52,54 @@ std::string tail(const std::string& text, size_t lines) {
   return text.substr(pos + 1);
 }
 
-// Replaces the harness's times by ncu's per-config kernel time; when ncu attributed nothing to
-// some config the measurement stays unprofiled, with the harness's times and the reason.
-void use_profiler_times(Measurement& m, const std::string& ncu_stdout, const std::string& source,
+// Replaces the harness's times by the profiler's per-config kernel time; when the profiler
+// attributed nothing to some config the measurement stays unprofiled, with the harness's times
+// and the reason.
+void use_profiler_times(Measurement& m, const ProfileReport& report, Source tool,
                         const std::string& kernel_regex) {
-  ProfileOptions options;
-  options.kernel_regex = kernel_regex;
-  ProfileReport report;
-  try {
-    report = parse_ncu_output(ncu_stdout, source, options);
-  } catch (const Error& e) {
-    m.reason = std::string("ncu output unreadable, times are the harness's events: ") + e.what();
-    return;
-  }
   if (!report.profiled) {
     m.reason = "unprofiled: " + report.reason;
     return;
   }
   for (size_t i = 0; i < m.configs.size(); ++i) {
     if (!report.find(static_cast<int>(i))) {
-      m.reason = "unprofiled: ncu saw no kernel matching '" + kernel_regex + "' in config_" +
-                 std::to_string(i);
+      m.reason = std::string("unprofiled: ") + to_string(tool) + " saw no kernel matching '" +
+                 kernel_regex + "' in config_" + std::to_string(i);
       return;
     }
   }
   for (size_t i = 0; i < m.configs.size(); ++i) {
     m.configs[i].us = report.find(static_cast<int>(i))->mean_us();
   }
-  m.measured_by = Source::ncu;
+  m.measured_by = tool;
   m.profiled = true;
+}
+
+void use_ncu_times(Measurement& m, const std::string& ncu_stdout, const std::string& source,
+                   const std::string& kernel_regex) {
+  ProfileOptions options;
+  options.kernel_regex = kernel_regex;
+  try {
+    use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu,
+                       kernel_regex);
+  } catch (const Error& e) {
+    m.reason = std::string("ncu output unreadable, times are the harness's events: ") + e.what();
+  }
+}
+
+// rocprofv3's kernel trace under `trace_dir`: by the harness's roctx ranges when it recorded
+// them, else in launch order, warm-up and timed runs alike (one matching dispatch per run).
+void use_rocprofv3_times(Measurement& m, const fs::path& trace_dir, const spec::Family& family) {
+  ProfileOptions options;
+  options.kernel_regex = family.kernel_regex;
+  options.launches_per_config = family.warmup + family.repeat;
+  try {
+    use_profiler_times(m, read_rocprofv3_output(trace_dir, options), Source::rocprofv3,
+                       family.kernel_regex);
+  } catch (const Error& e) {
+    m.reason =
+        std::string("rocprofv3 output unreadable, times are the harness's events: ") + e.what();
+  }
 }
 
 } // namespace
@@ -144,10 +164,17 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
   }
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
-  bool under_ncu = family.backend == "cuda" && mode != HarnessMode::correctness &&
-                   !util::find_program("ncu").empty();
+  bool profiling = mode != HarnessMode::correctness;
+  bool under_ncu =
+      family.backend == "cuda" && profiling && !util::find_program("ncu").empty();
+  bool under_rocprofv3 =
+      family.backend == "hip" && profiling && !util::find_program("rocprofv3").empty();
+  fs::path trace_dir = dir / "rocprofv3";
   if (under_ncu) {
     command.argv = ncu_command(family.kernel_regex, command.argv);
+  } else if (under_rocprofv3) {
+    fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
+    command.argv = rocprofv3_command(trace_dir, "kopt", command.argv);
   }
   util::ProcessResult result = runner.run(command);
   fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
@@ -186,9 +213,12 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
     m.configs.push_back(std::move(c));
   }
   if (under_ncu) {
-    use_profiler_times(m, result.out, log.string(), family.kernel_regex);
-  } else if (!host && mode != HarnessMode::correctness) {
-    m.reason = "ncu not found: times are the harness's own events";
+    use_ncu_times(m, result.out, log.string(), family.kernel_regex);
+  } else if (under_rocprofv3) {
+    use_rocprofv3_times(m, trace_dir, family);
+  } else if (!host && profiling) {
+    m.reason = std::string(family.backend == "hip" ? "rocprofv3" : "ncu") +
+               " not found: times are the harness's own events";
   }
   return m;
 }

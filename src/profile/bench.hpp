@@ -24,8 +24,9 @@ struct RunSetup {
 /// golden when it exists), keeps its output in results/<id>/harness.log, and returns the
 /// measurement: status `failed` with the reason when the harness crashes, hangs past the
 /// family's timeout or writes an unreadable results file. The keep metric is the harness's
-/// chrono time for host families; for cuda families a benchmark runs under ncu when it is on
-/// PATH (the harness's events otherwise, marked unprofiled).
+/// chrono time for host families; a benchmark of a cuda family runs under ncu, of a hip family
+/// under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is on PATH (the harness's
+/// events otherwise, marked unprofiled).
 Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
                         const std::string& id, HarnessMode mode, util::ProcessRunner& runner,
                         const RunSetup& setup = {});

@@ -160,6 +160,11 @@ TEST_CASE("rocm-smi text output") {
   REQUIRE(sample.processes.size() == 1);
   CHECK(sample.processes[0].pid == 248944);
   CHECK(sample.processes[0].name == "python");
+  auto idle = kopt::gpu::parse_rocm_smi_text(read_file(fixture("gpu/rocm_smi_idle.txt")), "t");
+  REQUIRE(idle.gpus.size() == 2);
+  CHECK(idle.gpus[1].utilization_pct == 1);
+  CHECK(idle.gpus[1].memory_used_pct == 0);
+  CHECK(idle.processes.empty());
   auto none = kopt::gpu::parse_rocm_smi_text(
       "GPU[0]\t\t: GPU use (%): 0\nKFD process information:\nNo KFD PIDs currently running\n", "t");
   CHECK(none.processes.empty());
@@ -278,6 +283,32 @@ TEST_CASE("rocm-smi: a KFD process it cannot place keeps every GPU busy") {
   runner.on("rocm-smi --showuse --showmemuse --showpids --json",
             {read_file(fixture("gpu/rocm_smi_idle.json"))});
   CHECK(gate.check().idle == std::vector<int>{0, 1});
+}
+
+TEST_CASE("rocm-smi without --json: the gate reads its text form") {
+  FakeRunner runner;
+  FakeClock clock;
+  runner.on("rocm-smi --showuse --showmemuse --showpids --json",
+            {"rocm-smi: error: unrecognized arguments: --json\n"}, 2);
+  runner.on("rocm-smi --showuse --showmemuse --showpids",
+            {read_file(fixture("gpu/rocm_smi_showpids.txt"))});
+  kopt::gpu::Gate gate(runner, clock, {}, only("rocm-smi"));
+  auto busy = gate.check();
+  REQUIRE(busy.ok());
+  CHECK(busy.tool == GpuTool::rocm_smi);
+  CHECK(busy.idle.empty());
+  CHECK(busy.gpus[0].reason == "compute process 248944 (python)");
+
+  runner.on("rocm-smi --showuse --showmemuse --showpids",
+            {read_file(fixture("gpu/rocm_smi_idle.txt"))});
+  CHECK(gate.check().idle == std::vector<int>{0, 1});
+
+  runner.on("rocm-smi --showuse --showmemuse --showpids", {"no driver\n"}, 8);
+  auto failed = gate.check();
+  CHECK_FALSE(failed.ok());
+  CHECK(failed.error == "rocm-smi --showuse --showmemuse --showpids --json: exited with 2: "
+                        "rocm-smi: error: unrecognized arguments: --json; rocm-smi --showuse "
+                        "--showmemuse --showpids: exited with 8: no driver");
 }
 
 TEST_CASE("no tool on PATH: the gate says so") {
