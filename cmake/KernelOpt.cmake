@@ -15,6 +15,54 @@ option(KOPT_USE_CCACHE "Compile candidates through ccache when it is installed" 
 set(KOPT_CCACHE_BASE_DIR "" CACHE PATH
     "ccache base_dir for candidate compiles (default: the common parent of the source and build trees)")
 
+set(KOPT_HIP_ARCHITECTURES "gfx90a;gfx940" CACHE STRING
+    "AMD GPU targets of hip families' instance TUs (CMAKE_HIP_ARCHITECTURES wins under the HIP language)")
+
+# Makes `target` of hip family `name` a HIP program, the two ways aiter and Composable Kernel
+# trees build HIP: with the HIP language enabled, its sources (the harness, the instance TUs, and
+# registry and dispatch, which include the kernel header) are LANGUAGE HIP (HIP_ARCHITECTURES);
+# otherwise the C++ compiler must be hipcc (or a HIP-capable clang) and they get
+# `-x hip --offload-arch=<arch>...`. roctx ranges are compiled in when roctx is found.
+function(_kopt_hip_target name target sources)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if("HIP" IN_LIST languages)
+    set(archs "${CMAKE_HIP_ARCHITECTURES}")
+    if(NOT archs)
+      set(archs "${KOPT_HIP_ARCHITECTURES}")
+    endif()
+    set_source_files_properties(${sources} PROPERTIES LANGUAGE HIP)
+    set_target_properties(${target} PROPERTIES HIP_ARCHITECTURES "${archs}" HIP_STANDARD 17
+                                               HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF)
+  else()
+    get_filename_component(compiler "${CMAKE_CXX_COMPILER}" NAME)
+    if(NOT compiler MATCHES "hipcc" AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      message(FATAL_ERROR "kopt_add_family(${name}): backend hip needs hipcc as the C++ compiler "
+                          "(-DCMAKE_CXX_COMPILER=hipcc) or enable_language(HIP) before "
+                          "kopt_add_family; the C++ compiler is ${CMAKE_CXX_COMPILER}")
+    endif()
+    set(arch_flags "")
+    foreach(arch IN LISTS KOPT_HIP_ARCHITECTURES)
+      list(APPEND arch_flags --offload-arch=${arch})
+    endforeach()
+    set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "-x;hip")
+    # hipcc compiles every .cpp as HIP and, without --offload-arch, asks rocm_agent_enumerator
+    # for the local GPUs (none on a build machine): every TU and the link name the targets.
+    target_compile_options(${target} PRIVATE ${arch_flags})
+    target_link_options(${target} PRIVATE ${arch_flags})
+    if(NOT compiler MATCHES "hipcc")
+      target_link_options(${target} PRIVATE --hip-link)
+    endif()
+  endif()
+  find_path(KOPT_ROCTX_INCLUDE_DIR NAMES rocprofiler-sdk-roctx/roctx.h roctracer/roctx.h
+            HINTS /opt/rocm/include)
+  find_library(KOPT_ROCTX_LIBRARY NAMES rocprofiler-sdk-roctx roctx64 HINTS /opt/rocm/lib)
+  if(KOPT_ROCTX_INCLUDE_DIR AND KOPT_ROCTX_LIBRARY)
+    target_include_directories(${target} PRIVATE ${KOPT_ROCTX_INCLUDE_DIR})
+    target_link_libraries(${target} PRIVATE ${KOPT_ROCTX_LIBRARY})
+    target_compile_definitions(${target} PRIVATE KOPT_HARNESS_ROCTX=1)
+  endif()
+endfunction()
+
 # The kopt executable, needed at configure time. find_package sets KOPT_EXECUTABLE; under
 # add_subdirectory the tool is not built yet, so it is built once here, into the build tree.
 function(_kopt_find_executable)
@@ -152,13 +200,17 @@ function(kopt_add_family name)
       set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
                                                  CUDA_EXTENSIONS OFF)
     endif()
+    if(backend STREQUAL "hip")
+      _kopt_hip_target(${name} ${target} "${KOPT_${name}_HARNESS};${KOPT_${name}_${id}_SOURCES}")
+    endif()
     if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
       # Compiling from the candidate's own folder makes the relative paths ccache hashes the
       # same for every candidate folder of the same content.
       set(launcher
         "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir};--;${KOPT_CCACHE_PROGRAM}")
       set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
-                                                 CUDA_COMPILER_LAUNCHER "${launcher}")
+                                                 CUDA_COMPILER_LAUNCHER "${launcher}"
+                                                 HIP_COMPILER_LAUNCHER "${launcher}")
     endif()
 
     add_custom_target(${target}_bench
