@@ -1,5 +1,6 @@
 #include "buildinfo/compile_launcher.hpp"
 
+#include "buildinfo/remote_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
@@ -108,7 +109,8 @@ std::string rewrite_depfile(const std::string& text, const fs::path& cwd,
 }
 
 int launch_compile(const std::vector<std::string>& args, const fs::path& cwd,
-                   const fs::path& base_dir, util::ProcessRunner& runner) {
+                   const fs::path& base_dir, util::ProcessRunner& runner,
+                   const std::string& remote_storage) {
   if (args.empty()) {
     throw Error("launch-compile: expected a compile command after --");
   }
@@ -118,7 +120,27 @@ int launch_compile(const std::vector<std::string>& args, const fs::path& cwd,
   command.cwd = cwd;
   command.env["CCACHE_BASEDIR"] = base_dir.string();
   command.env["CCACHE_NOHASHDIR"] = "true";
+  if (!remote_storage.empty()) {
+    // A shared cache that is down must cost a warning, not the build: dropping it here also
+    // spares every compile ccache's own connect timeout.
+    RemoteStorageCheck check = check_remote_storage(remote_storage, 500);
+    if (!check.warning.empty()) {
+      std::cerr << "kopt: warning: ccache remote storage unreachable, compiling with the local "
+                   "cache only: "
+                << check.warning << "\n";
+    }
+    command.env["CCACHE_REMOTE_STORAGE"] = check.usable;
+  }
   fs::create_directories(cwd);
+  // A stats log per object tells `kopt build-report` whether this compile was a ccache hit.
+  for (size_t i = 0; i + 1 < command.argv.size(); ++i) {
+    if (command.argv[i] == "-o") {
+      std::string stats = command.argv[i + 1] + ".kopt-ccache";
+      std::error_code ignored;
+      fs::remove(stats, ignored);
+      command.env["CCACHE_STATSLOG"] = stats;
+    }
+  }
   util::ProcessResult result = runner.run(command);
   std::cout << result.out << std::flush;
   std::cerr << result.err << std::flush;

@@ -21,9 +21,11 @@ std::string rewrite_depfile(const std::string& text, const std::filesystem::path
                             const std::string& target);
 
 /// Runs `args` (a compile command, typically `ccache <compiler> ...`) from `cwd` with ccache's
-/// base_dir set to `base_dir`, passes its output through, fixes the depfile named by -MF and
-/// returns the compiler's exit status.
+/// base_dir set to `base_dir` and its remote_storage to the entries of `remote_storage` that
+/// answer (a warning on stderr names the others; empty: ccache's own setting), passes its
+/// output through, fixes the depfile named by -MF and returns the compiler's exit status.
 int launch_compile(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                   const std::filesystem::path& base_dir, util::ProcessRunner& runner);
+                   const std::filesystem::path& base_dir, util::ProcessRunner& runner,
+                   const std::string& remote_storage = "");
 
 } // namespace kopt::buildinfo
