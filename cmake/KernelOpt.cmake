@@ -14,6 +14,10 @@ find_program(KOPT_CCACHE_PROGRAM ccache)
 option(KOPT_USE_CCACHE "Compile candidates through ccache when it is installed" ON)
 set(KOPT_CCACHE_BASE_DIR "" CACHE PATH
     "ccache base_dir for candidate compiles (default: the common parent of the source and build trees)")
+set(KOPT_CCACHE_REMOTE "" CACHE STRING
+    "ccache remote_storage shared by builders, e.g. redis://cache-host:6379 (family CCACHE_REMOTE wins)")
+set(KOPT_LAUNCHER "" CACHE STRING
+    "command prefix for every harness run (kopt bench/check), e.g. srun;--gres=gpu:1 (family LAUNCHER wins)")
 
 set(KOPT_HIP_ARCHITECTURES "gfx90a;gfx940" CACHE STRING
     "AMD GPU targets of hip families' instance TUs (CMAKE_HIP_ARCHITECTURES wins under the HIP language)")
@@ -104,13 +108,18 @@ function(_kopt_common_parent out)
   set(${out} "${common}" PARENT_SCOPE)
 endfunction()
 
-# kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>])
-#   name       must equal family.json's "name"
-#   STATE_DIR  generated sources, binaries, results, golden (default <build>/kopt/<name>)
-#   LEDGER     state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
-#   PREFIX     prepended to target and test names, for several families in one project
+# kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>]
+#                 [CCACHE_REMOTE <url>] [LAUNCHER <command>...])
+#   name           must equal family.json's "name"
+#   STATE_DIR      generated sources, binaries, results, golden (default <build>/kopt/<name>)
+#   LEDGER         state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
+#   PREFIX         prepended to target and test names, for several families in one project
+#   CCACHE_REMOTE  ccache remote_storage for candidate compiles (default KOPT_CCACHE_REMOTE)
+#   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
+#                  .best.bench and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
 function(kopt_add_family name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX" "")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE"
+                        "LAUNCHER")
   if(NOT ARG_SPEC)
     message(FATAL_ERROR "kopt_add_family(${name}): SPEC <family.json> is required")
   endif()
@@ -129,6 +138,15 @@ function(kopt_add_family name)
     list(APPEND state_args --ledger ${ledger})
   endif()
   set(p "${ARG_PREFIX}")
+  set(remote "${KOPT_CCACHE_REMOTE}")
+  if(ARG_CCACHE_REMOTE)
+    set(remote "${ARG_CCACHE_REMOTE}")
+  endif()
+  # Runs on another host (srun, a container runner) need the state folder on a shared path.
+  set(run ${KOPT_LAUNCHER} ${KOPT_EXECUTABLE})
+  if(ARG_LAUNCHER)
+    set(run ${ARG_LAUNCHER} ${KOPT_EXECUTABLE})
+  endif()
 
   # Configure time: validate the spec and generate every candidate (bad specs fail here, with
   # kopt's message naming the file and field).
@@ -155,7 +173,7 @@ function(kopt_add_family name)
   set(backend "${KOPT_${name}_BACKEND}")
   # Host benchmarks share the CPU: one at a time. GPU benchmarks get a GPU each instead.
   set(bench_lock RESOURCE_LOCK kopt_bench_host)
-  set(best_lock RESOURCE_LOCK "kopt_build;kopt_bench_host")
+  set(best_lock RESOURCE_LOCK "kopt_build$<SEMICOLON>kopt_bench_host") # one value: two locks
   set(gpu_groups "")
   if(backend STREQUAL "cuda")
     if(NOT CMAKE_CUDA_COMPILER)
@@ -206,15 +224,18 @@ function(kopt_add_family name)
     if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
       # Compiling from the candidate's own folder makes the relative paths ccache hashes the
       # same for every candidate folder of the same content.
-      set(launcher
-        "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir};--;${KOPT_CCACHE_PROGRAM}")
+      set(launcher "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir}")
+      if(remote)
+        list(APPEND launcher --remote-storage "${remote}")
+      endif()
+      list(APPEND launcher -- ${KOPT_CCACHE_PROGRAM})
       set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
                                                  CUDA_COMPILER_LAUNCHER "${launcher}"
                                                  HIP_COMPILER_LAUNCHER "${launcher}")
     endif()
 
     add_custom_target(${target}_bench
-      COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --candidate ${id}
+      COMMAND ${run} bench ${state_args} --candidate ${id}
       USES_TERMINAL VERBATIM)
     add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})
 
@@ -224,13 +245,13 @@ function(kopt_add_family name)
     set_tests_properties(${target}.build PROPERTIES
       FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
     add_test(NAME ${target}.bench
-             COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --candidate ${id} --allow-failed)
+             COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed)
     set_tests_properties(${target}.bench PROPERTIES
       FIXTURES_SETUP ${p}${name}.${id}.measured
       FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden"
       ${bench_lock} ${gpu_groups})
     add_test(NAME ${target}.correctness
-             COMMAND ${KOPT_EXECUTABLE} check ${state_args} --candidate ${id}
+             COMMAND ${run} check ${state_args} --candidate ${id}
                      --build-dir ${CMAKE_BINARY_DIR})
     set_tests_properties(${target}.correctness PROPERTIES
       LABELS correctness
@@ -244,14 +265,14 @@ function(kopt_add_family name)
   endforeach()
 
   add_test(NAME ${p}${name}.golden
-           COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --golden-only)
+           COMMAND ${run} bench ${state_args} --golden-only)
   set_tests_properties(${p}${name}.golden PROPERTIES
     FIXTURES_SETUP ${p}${name}.golden
     FIXTURES_REQUIRED ${p}${name}.${baseline}.built ${gpu_groups})
   # BEST changes as candidates are recorded, so its measurement is found (and built, and
   # measured when missing or stale) at test time.
   add_test(NAME ${p}${name}.best.bench
-           COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --best --build-dir ${CMAKE_BINARY_DIR}
+           COMMAND ${run} bench ${state_args} --best --build-dir ${CMAKE_BINARY_DIR}
                    --reuse --prefix "${p}")
   set_tests_properties(${p}${name}.best.bench PROPERTIES
     FIXTURES_SETUP ${p}${name}.best.measured

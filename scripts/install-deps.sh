@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kopt needs that this machine lacks (nothing when all are there).
 set -euo pipefail
-packages=(cmake ninja-build g++ ccache git python3
+packages=(cmake ninja-build g++ ccache git python3 redis-server
           nlohmann-json3-dev doctest-dev libcli11-dev libxxhash-dev)
 missing=()
 for p in "${packages[@]}"; do
