@@ -10,8 +10,10 @@ example=$build/examples/host_gemm
 state=$example/kopt/host_gemm
 kopt=$build/src/kopt
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKOPT_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build"
+echo "== building kopt in $build (log: $build/kopt-build.log)"
+mkdir -p "$build"
+{ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKOPT_BUILD_TESTS=OFF &&
+  cmake --build "$build"; } >"$build/kopt-build.log" 2>&1 || { tail -40 "$build/kopt-build.log"; exit 1; }
 cmake -S "$root/examples/host_gemm" -B "$example" -G Ninja -DKernelOpt_DIR="$build" >/dev/null
 family=(--spec "$root/examples/host_gemm/family.json" --state-dir "$state")
 
@@ -27,7 +29,8 @@ done
 
 echo "== ctest -L correctness (02 is wrong on purpose)"
 ctest --test-dir "$example" -L correctness --output-on-failure || true
-echo "== ctest -L keep (only a candidate that beats BEST passes; BEST is now $("$kopt" status "${family[@]}" --json | grep -o '"best": *"[0-9]*"' | cut -d'"' -f4))"
+best=$("$kopt" status "${family[@]}" --json | grep -o '"best": *"[0-9]*"' | head -1 | cut -d'"' -f4)
+echo "== ctest -L keep (BEST $best passes; a candidate passes only if it beats BEST)"
 ctest --test-dir "$example" -L keep || true
 echo "== ledger"
 "$kopt" status "${family[@]}"

@@ -375,7 +375,8 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   d.overall = compare("overall", all);
 
   if (d.candidate == d.best) {
-    d.verdict = Verdict::tie;
+    // BEST is what the loop keeps, so its keep test passes (a kept candidate stays green).
+    d.verdict = Verdict::keep;
     d.reason = "candidate is BEST";
     return d;
   }
