@@ -108,6 +108,43 @@ function(_kopt_common_parent out)
   set(${out} "${common}" PARENT_SCOPE)
 endfunction()
 
+set(KOPT_COMPILE_JOBS "" CACHE STRING
+    "parallel candidate compiles per backend (default: min(cores, free memory / KOPT_COMPILE_MEM_MB))")
+set(KOPT_COMPILE_MEM_MB "" CACHE STRING
+    "memory one candidate TU compile needs, MiB (default: 512 for host, 2048 for device code)")
+
+# The ninja job pool of a backend's candidate compiles: an nvcc or hipcc TU can take gigabytes,
+# so the pool is no larger than free memory allows, and never larger than the cores.
+function(_kopt_compile_pool backend out)
+  set(pool kopt_compile_${backend})
+  get_property(pools GLOBAL PROPERTY JOB_POOLS)
+  if(NOT "${pools}" MATCHES "(^|;)${pool}=")
+    cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+    cmake_host_system_information(RESULT free_mb QUERY AVAILABLE_PHYSICAL_MEMORY)
+    set(per_tu "${KOPT_COMPILE_MEM_MB}")
+    if(NOT per_tu)
+      set(per_tu 2048)
+      if(backend STREQUAL "host")
+        set(per_tu 512)
+      endif()
+    endif()
+    math(EXPR size "${free_mb} / ${per_tu}")
+    if(size GREATER cores)
+      set(size ${cores})
+    endif()
+    if(size LESS 1)
+      set(size 1)
+    endif()
+    if(KOPT_COMPILE_JOBS)
+      set(size ${KOPT_COMPILE_JOBS})
+    endif()
+    set_property(GLOBAL APPEND PROPERTY JOB_POOLS ${pool}=${size})
+    message(STATUS "kopt: job pool ${pool}=${size} (${cores} cores, ${free_mb} MiB free, "
+                   "${per_tu} MiB per TU)")
+  endif()
+  set(${out} ${pool} PARENT_SCOPE)
+endfunction()
+
 # kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>]
 #                 [CCACHE_REMOTE <url>] [LAUNCHER <command>...])
 #   name           must equal family.json's "name"
@@ -203,6 +240,8 @@ function(kopt_add_family name)
     add_executable(${target} ${KOPT_${name}_HARNESS} ${KOPT_${name}_${id}_SOURCES})
     target_include_directories(${target} PRIVATE ${dir})
     target_link_libraries(${target} PRIVATE KernelOpt::harness)
+    _kopt_compile_pool(${backend} pool)
+    set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
     target_compile_features(${target} PRIVATE cxx_std_17)
     set_target_properties(${target} PROPERTIES
       CXX_EXTENSIONS OFF
@@ -235,6 +274,8 @@ function(kopt_add_family name)
     endif()
 
     add_custom_target(${target}_bench
+      # Over the family's compile_budget_s, the bench fails naming the slowest TUs.
+      COMMAND ${KOPT_EXECUTABLE} build-report ${CMAKE_BINARY_DIR} --spec ${spec}
       COMMAND ${run} bench ${state_args} --candidate ${id}
       USES_TERMINAL VERBATIM)
     add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})

@@ -8,6 +8,9 @@ std::span<const Subcommand> subcommands() {
   static const Subcommand table[] = {
       {"bench", "run a candidate's harness on the family's configs -> measurement.json",
        setup_bench},
+      {"build-report",
+       "compile times of a build's newest ninja run: slowest TUs, parallel efficiency, ccache",
+       setup_build_report},
       {"check", "the correctness test: identity, hash and every err == 0 against the golden",
        setup_check},
       {"decide",

@@ -8,6 +8,7 @@ namespace kopt::cli {
 /// commands.cpp lists them. Defined in the cli/<name>.cpp file of the same name.
 Handler setup_version(CLI::App& app);
 Handler setup_bench(CLI::App& app);
+Handler setup_build_report(CLI::App& app);
 Handler setup_check(CLI::App& app);
 Handler setup_gen_instances(CLI::App& app);
 Handler setup_gpus(CLI::App& app);

@@ -177,9 +177,21 @@ std::string dispatch_cpp(const spec::Family &family, const std::vector<std::stri
   return out;
 }
 
-std::string identity_cpp(const std::string &id, const std::string &hash) {
-  return std::string(kBanner) + "#include \"kopt_manifest.h\"\n\nnamespace kopt_generated {\n\n" +
-         "const char* candidate_id() { return \"" + id + "\"; }\n\n" +
+// The id is not compiled in: a candidate folder identical to another then compiles to the same
+// object (a ccache hit). The harness binary is candidate_<id>, so the id comes from its name.
+std::string identity_cpp(const std::string &hash) {
+  return std::string(kBanner) +
+         "#include \"kopt_manifest.h\"\n\n#include <filesystem>\n#include <string>\n\n"
+         "namespace kopt_generated {\n\n"
+         "const char* candidate_id() {\n"
+         "  static const std::string id = [] {\n"
+         "    std::error_code ec;\n"
+         "    std::string name = std::filesystem::read_symlink(\"/proc/self/exe\", ec)"
+         ".stem().string();\n"
+         "    const std::string prefix = \"candidate_\";\n"
+         "    return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;\n"
+         "  }();\n"
+         "  return id.c_str();\n}\n\n" +
          "const char* candidate_hash() { return \"" + hash + "\"; }\n\n" +
          "} // namespace kopt_generated\n";
 }
@@ -283,7 +295,7 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   files["kopt_manifest.h"] = manifest_h(family);
   files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
   files["kopt_dispatch.cpp"] = dispatch_cpp(family, g.compiled, tuned);
-  files["kopt_identity.cpp"] = identity_cpp(id, g.hash);
+  files["kopt_identity.cpp"] = identity_cpp(g.hash);
 
   std::set<std::string> tuned_kernels;
   for (const auto &row : tuned) {

@@ -20,7 +20,8 @@ namespace {
 const std::vector<std::string> kFamilyFields = {
     "name",      "backend",      "impl",     "kernel",     "parameters", "instances", "default",
     "heuristic", "tuned",        "arch",     "compile",    "dispatch",   "configs",   "classes",
-    "harness",   "kernel_regex", "editable", "candidates", "timeout_s",  "bench"};
+    "harness",   "kernel_regex", "editable", "candidates", "timeout_s",  "bench",
+    "compile_budget_s"};
 
 bool is_identifier(const std::string &text) {
   static const std::regex pattern("[A-Za-z_][A-Za-z0-9_]*");
@@ -332,6 +333,11 @@ Family load_family(const fs::path &file) {
   if (!(f.timeout_s > 0)) {
     throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
                 top.json().at("timeout_s").dump());
+  }
+  f.compile_budget_s = top.number_or("compile_budget_s", 0);
+  if (top.has("compile_budget_s") && !(f.compile_budget_s > 0)) {
+    throw Error(top.where("compile_budget_s") + ": expected a positive number of seconds, got " +
+                top.json().at("compile_budget_s").dump());
   }
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");

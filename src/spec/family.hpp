@@ -51,6 +51,7 @@ struct Family {
   std::vector<std::string> editable;
   std::filesystem::path candidates_dir;
   double timeout_s = 300;
+  double compile_budget_s = 0; ///< the family's build wall-time budget; 0: no budget
   int warmup = 2;
   int repeat = 15;
 

@@ -157,6 +157,8 @@ TEST_CASE("generated text") {
   CHECK(kopt::util::read_file(dir / "kopt_identity.cpp")
             .find("const char* candidate_hash() { return \"" + g.hash + "\"; }") !=
         std::string::npos);
+  // No id in the identity TU, so a copy of this candidate compiles to the same object.
+  CHECK(kopt::util::read_file(dir / "kopt_identity.cpp").find("\"01\"") == std::string::npos);
 }
 
 TEST_CASE("generation errors") {
@@ -268,13 +270,14 @@ int main() {
   }
   compile.argv.push_back((tiny.tmp.path() / "main.cpp").string());
   compile.argv.push_back("-o");
-  compile.argv.push_back((tiny.tmp.path() / "app").string());
+  // The harness learns its id from its name, candidate_<id>, as KernelOpt.cmake names it.
+  compile.argv.push_back((tiny.tmp.path() / "candidate_01").string());
   compile.timeout_s = 300;
   kopt::util::RealProcessRunner runner;
   auto built = runner.run(compile);
   INFO(built.err);
   REQUIRE(built.ok());
-  auto ran = runner.run({{(tiny.tmp.path() / "app").string()}, {}, {}, 60});
+  auto ran = runner.run({{(tiny.tmp.path() / "candidate_01").string()}, {}, {}, 60});
   INFO(ran.out);
   CHECK(ran.ok());
   CHECK(ran.out == "01 " + g.hash + "\n");

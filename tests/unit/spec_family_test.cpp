@@ -282,6 +282,17 @@ TEST_CASE("errors name the file and the field") {
                          (at + "bench.repeat: expected an integer >= 1, got 0").c_str(),
                          kopt::Error);
   }
+  SUBCASE("compile_budget_s must be positive") {
+    edit(file, [](nlohmann::json &j) { j["compile_budget_s"] = -5; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "compile_budget_s: expected a positive number of seconds, got -5")
+                             .c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("compile_budget_s is read") {
+    edit(file, [](nlohmann::json &j) { j["compile_budget_s"] = 900; });
+    CHECK(kopt::spec::load_family(file).compile_budget_s == 900);
+  }
 }
 
 TEST_CASE("config_class") {

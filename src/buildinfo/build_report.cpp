@@ -1,0 +1,385 @@
+#include "buildinfo/build_report.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace kopt::buildinfo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_hex(const std::string &text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+bool is_object(const std::string &output) {
+  auto ends = [&](const std::string &suffix) {
+    return output.size() > suffix.size() &&
+           output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".o") || ends(".obj");
+}
+
+std::string read_text(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+double seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+std::string fmt(double value, int digits = 3) { return util::format_number(value, digits); }
+
+// The candidate target folder of an object: "<dir>/candidate_01.dir" -> ("<...>candidate_01",
+// "01"); empty when the object is not a candidate's.
+std::pair<std::string, std::string> candidate_of(const std::string &object) {
+  static const std::regex target(R"(([^/]*candidate_([^/.]+))\.dir/)");
+  std::smatch m;
+  if (std::regex_search(object, m, target)) {
+    return {m[1], m[2]};
+  }
+  return {"", ""};
+}
+
+} // namespace
+
+NinjaLog parse_ninja_log(const std::string &text, const std::string &file) {
+  NinjaLog log;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (number == 1) {
+      static const std::regex header(R"(# ninja log v(\d+))");
+      std::smatch m;
+      if (!std::regex_match(line, m, header)) {
+        throw Error(file + ":1: header: expected '# ninja log v<N>', got '" + line + "'");
+      }
+      log.version = std::stoi(m[1]);
+      if (log.version < 5 || log.version > 7) {
+        throw Error(file + ":1: version: expected a ninja log version from 5 to 7, got " +
+                    std::to_string(log.version));
+      }
+      continue;
+    }
+    if (line.empty()) {
+      continue;
+    }
+    std::string where = file + ":" + std::to_string(number);
+    std::vector<std::string> fields = util::split(line, '\t');
+    if (fields.size() != 5) {
+      throw Error(where + ": expected 5 tab-separated fields (start, end, mtime, output, hash), " +
+                  "got " + std::to_string(fields.size()));
+    }
+    LogEntry entry;
+    entry.start_ms = util::parse_int(fields[0], where + ": start");
+    entry.end_ms = util::parse_int(fields[1], where + ": end");
+    entry.mtime = util::parse_int(fields[2], where + ": mtime");
+    entry.output = fields[3];
+    entry.hash = fields[4];
+    entry.line = number;
+    if (entry.end_ms < entry.start_ms) {
+      throw Error(where + ": end: " + fields[1] + " is before start " + fields[0]);
+    }
+    if (entry.output.empty()) {
+      throw Error(where + ": output: expected a path, got nothing");
+    }
+    if (!is_hex(entry.hash)) {
+      throw Error(where + ": hash: expected a hexadecimal command hash, got '" + entry.hash + "'");
+    }
+    log.entries.push_back(std::move(entry));
+  }
+  if (number == 0) {
+    throw Error(file + ":1: header: expected '# ninja log v<N>', got an empty file");
+  }
+  return log;
+}
+
+std::vector<LogEntry> latest_run(const NinjaLog &log) {
+  size_t begin = 0;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < log.entries.size(); ++i) {
+    const LogEntry &entry = log.entries[i];
+    bool new_run =
+        i > begin && (entry.end_ms < log.entries[i - 1].end_ms || seen.count(entry.output) != 0);
+    if (new_run) {
+      begin = i;
+      seen.clear();
+    }
+    seen.insert(entry.output);
+  }
+  return {log.entries.begin() + static_cast<std::ptrdiff_t>(begin), log.entries.end()};
+}
+
+std::vector<LoggedCommand> group_commands(const std::vector<LogEntry> &run) {
+  std::vector<LoggedCommand> commands;
+  std::map<std::tuple<std::string, int64_t, int64_t>, size_t> index;
+  for (const auto &entry : run) {
+    auto key = std::make_tuple(entry.hash, entry.start_ms, entry.end_ms);
+    auto found = index.find(key);
+    if (found != index.end()) {
+      commands[found->second].outputs.push_back(entry.output);
+      continue;
+    }
+    index[key] = commands.size();
+    commands.push_back({{entry.output}, entry.hash, entry.start_ms, entry.end_ms});
+  }
+  return commands;
+}
+
+CacheResult parse_ccache_stats_log(const std::string &text) {
+  std::istringstream lines(text);
+  std::string line;
+  CacheResult result = CacheResult::unknown;
+  while (std::getline(lines, line)) {
+    std::string word(util::trim(line));
+    if (word.empty() || word[0] == '#') {
+      continue;
+    }
+    // The log is appended once per ccache call; the newest call decides.
+    if (word == "direct_cache_hit") {
+      result = CacheResult::direct_hit;
+    } else if (word == "preprocessed_cache_hit") {
+      result = CacheResult::preprocessed_hit;
+    } else if (word == "cache_miss") {
+      result = CacheResult::miss;
+    } else if (result == CacheResult::unknown && word != "direct_cache_miss" &&
+               word != "preprocessed_cache_miss" && word.rfind("local_storage", 0) != 0 &&
+               word.rfind("remote_storage", 0) != 0) {
+      // Any other counter (unsupported_compiler_option, called_for_link, ...) means ccache
+      // passed the compile through without caching it.
+      result = CacheResult::uncacheable;
+    }
+  }
+  return result;
+}
+
+std::string to_string(CacheResult result) {
+  switch (result) {
+  case CacheResult::direct_hit:
+    return "direct_hit";
+  case CacheResult::preprocessed_hit:
+    return "preprocessed_hit";
+  case CacheResult::miss:
+    return "miss";
+  case CacheResult::uncacheable:
+    return "uncacheable";
+  case CacheResult::unknown:
+    break;
+  }
+  return "unknown";
+}
+
+BuildReport make_report(const NinjaLog &log, int jobs,
+                        const std::function<CacheResult(const std::string &)> &cache_of) {
+  if (jobs < 1) {
+    throw Error("build-report: jobs: expected at least 1, got " + std::to_string(jobs));
+  }
+  BuildReport report;
+  report.log_version = log.version;
+  report.jobs = jobs;
+  std::vector<LoggedCommand> commands = group_commands(latest_run(log));
+  report.commands = static_cast<int>(commands.size());
+  if (commands.empty()) {
+    return report;
+  }
+
+  // A candidate's own objects name its family through their generated folder
+  // (<family>/gen/<id>/...); its other objects (the harness) belong to the same family.
+  std::map<std::string, std::string> family_of_target;
+  for (const auto &command : commands) {
+    for (const auto &output : command.outputs) {
+      auto [target, id] = candidate_of(output);
+      std::smatch m;
+      std::regex gen("/([^/]+)/gen/" + id + "/");
+      if (!target.empty() && std::regex_search(output, m, gen)) {
+        family_of_target[target] = m[1];
+      }
+    }
+  }
+
+  int64_t first = commands.front().start_ms;
+  int64_t last = commands.front().end_ms;
+  std::map<std::string, std::pair<int64_t, int64_t>> family_span;
+  std::map<std::string, FamilyCompile> families;
+  static const std::regex instance(R"(/instances/([^/]+?)\.[A-Za-z]+\.o(bj)?$)");
+  for (const auto &command : commands) {
+    first = std::min(first, command.start_ms);
+    last = std::max(last, command.end_ms);
+    std::string family;
+    for (const auto &output : command.outputs) {
+      // Objects name their target folder; the link's output is the target's own name.
+      std::string target = candidate_of(output).first;
+      auto found =
+          family_of_target.find(target.empty() ? fs::path(output).stem().string() : target);
+      if (found != family_of_target.end()) {
+        family = found->second;
+      }
+    }
+    if (!family.empty()) {
+      auto [span, inserted] = family_span.try_emplace(family, command.start_ms, command.end_ms);
+      if (!inserted) {
+        span->second.first = std::min(span->second.first, command.start_ms);
+        span->second.second = std::max(span->second.second, command.end_ms);
+      }
+    }
+    const std::string &object = command.outputs.front();
+    if (!is_object(object)) {
+      continue;
+    }
+    TuCompile tu;
+    tu.object = object;
+    tu.family = family;
+    tu.candidate = candidate_of(object).second;
+    std::smatch m;
+    if (std::regex_search(object, m, instance)) {
+      tu.instance = m[1];
+    }
+    tu.seconds = seconds(command.end_ms - command.start_ms);
+    tu.cache = cache_of(object);
+    report.tu_sum_s += tu.seconds;
+    bool hit = tu.cache == CacheResult::direct_hit || tu.cache == CacheResult::preprocessed_hit;
+    report.hits += hit ? 1 : 0;
+    report.direct_hits += tu.cache == CacheResult::direct_hit ? 1 : 0;
+    report.misses += tu.cache == CacheResult::miss ? 1 : 0;
+    if (!family.empty()) {
+      FamilyCompile &f = families[family];
+      f.name = family;
+      ++f.tus;
+      f.compile_s += tu.seconds;
+      f.hits += hit ? 1 : 0;
+      f.misses += tu.cache == CacheResult::miss ? 1 : 0;
+    }
+    report.tus.push_back(std::move(tu));
+  }
+  report.wall_s = seconds(last - first);
+  report.efficiency = report.wall_s > 0 ? report.tu_sum_s / (report.wall_s * jobs) : 0;
+  std::stable_sort(report.tus.begin(), report.tus.end(),
+                   [](const TuCompile &a, const TuCompile &b) { return a.seconds > b.seconds; });
+  for (auto &[name, f] : families) {
+    f.wall_s = seconds(family_span[name].second - family_span[name].first);
+    report.families.push_back(f);
+  }
+  return report;
+}
+
+BuildReport read_build_report(const fs::path &build_dir, int jobs) {
+  fs::path file = build_dir / ".ninja_log";
+  if (!fs::is_regular_file(file)) {
+    throw Error(file.string() + ": no ninja log: build the folder with the Ninja generator first");
+  }
+  NinjaLog log = parse_ninja_log(read_text(file), file.string());
+  return make_report(log, jobs, [&](const std::string &object) {
+    fs::path path(object);
+    fs::path stats = (path.is_absolute() ? path : build_dir / path);
+    stats += ".kopt-ccache";
+    if (!fs::is_regular_file(stats)) {
+      return CacheResult::unknown;
+    }
+    // A stats log older than its object belongs to an earlier compile made without ccache.
+    std::error_code ec;
+    fs::path object_path = path.is_absolute() ? path : build_dir / path;
+    auto object_time = fs::last_write_time(object_path, ec);
+    if (!ec && fs::last_write_time(stats) + std::chrono::seconds(2) < object_time) {
+      return CacheResult::unknown;
+    }
+    return parse_ccache_stats_log(read_text(stats));
+  });
+}
+
+std::string format_report(const BuildReport &report, int top) {
+  std::ostringstream out;
+  out << "newest run (.ninja_log v" << report.log_version << "): " << report.commands
+      << " commands, " << report.tus.size() << " TUs, wall " << fmt(report.wall_s) << " s\n";
+  out << "TU compile time: " << fmt(report.tu_sum_s) << " s; parallel efficiency "
+      << fmt(100 * report.efficiency) << "% of " << report.jobs << " jobs\n";
+  out << "ccache: " << report.hits << " hits (" << report.direct_hits << " direct), "
+      << report.misses << " misses\n";
+  if (!report.tus.empty()) {
+    out << "slowest TUs:\n";
+  }
+  for (size_t i = 0; i < report.tus.size() && static_cast<int>(i) < top; ++i) {
+    const TuCompile &tu = report.tus[i];
+    out << "  " << fmt(tu.seconds) << " s  " << tu.object;
+    if (tu.cache != CacheResult::unknown) {
+      out << "  (" << to_string(tu.cache) << ")";
+    }
+    out << "\n";
+  }
+  for (const auto &f : report.families) {
+    out << "family " << f.name << ": " << f.tus << " TUs, compile " << fmt(f.compile_s)
+        << " s, wall " << fmt(f.wall_s) << " s, " << f.hits << " hits, " << f.misses << " misses\n";
+  }
+  return out.str();
+}
+
+nlohmann::json to_json(const BuildReport &report) {
+  nlohmann::json tus = nlohmann::json::array();
+  for (const auto &tu : report.tus) {
+    tus.push_back({{"object", tu.object},
+                   {"family", tu.family},
+                   {"candidate", tu.candidate},
+                   {"instance", tu.instance},
+                   {"seconds", tu.seconds},
+                   {"ccache", to_string(tu.cache)}});
+  }
+  nlohmann::json families = nlohmann::json::array();
+  for (const auto &f : report.families) {
+    families.push_back({{"name", f.name},
+                        {"tus", f.tus},
+                        {"compile_s", f.compile_s},
+                        {"wall_s", f.wall_s},
+                        {"hits", f.hits},
+                        {"misses", f.misses}});
+  }
+  return {{"log_version", report.log_version},
+          {"jobs", report.jobs},
+          {"commands", report.commands},
+          {"wall_s", report.wall_s},
+          {"tu_sum_s", report.tu_sum_s},
+          {"efficiency", report.efficiency},
+          {"ccache",
+           {{"hits", report.hits}, {"direct_hits", report.direct_hits}, {"misses", report.misses}}},
+          {"tus", tus},
+          {"families", families}};
+}
+
+BudgetCheck check_budget(const BuildReport &report, const std::string &family, double budget_s,
+                         int top) {
+  BudgetCheck check;
+  auto found = std::find_if(report.families.begin(), report.families.end(),
+                            [&](const FamilyCompile &f) { return f.name == family; });
+  if (found == report.families.end() || found->wall_s <= budget_s) {
+    return check;
+  }
+  check.ok = false;
+  std::ostringstream out;
+  out << "family " << family << ": the newest build took " << fmt(found->wall_s)
+      << " s, over its compile budget of " << fmt(budget_s)
+      << " s (family.json compile_budget_s); slowest TUs:\n";
+  int shown = 0;
+  for (const auto &tu : report.tus) {
+    if (tu.family == family && shown++ < top) {
+      out << "  " << fmt(tu.seconds) << " s  " << tu.object << "\n";
+    }
+  }
+  check.message = out.str();
+  return check;
+}
+
+} // namespace kopt::buildinfo
