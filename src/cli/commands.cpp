@@ -6,11 +6,16 @@ namespace kopt::cli {
 
 std::span<const Subcommand> subcommands() {
   static const Subcommand table[] = {
+      {"analyze",
+       "ncu bottleneck report for a candidate's hottest kernel: one config per class, top limiter",
+       setup_analyze},
       {"bench", "run a candidate's harness on the family's configs -> measurement.json",
        setup_bench},
       {"build-report",
        "compile times of a build's newest ninja run: slowest TUs, parallel efficiency, ccache",
        setup_build_report},
+      {"capture", "shape capture: `capture merge` turns KOPT_CAPTURE files into a configs file",
+       setup_capture},
       {"check", "the correctness test: identity, hash and every err == 0 against the golden",
        setup_check},
       {"decide",
@@ -25,6 +30,9 @@ std::span<const Subcommand> subcommands() {
        setup_launch_compile},
       {"record", "record a decision in the ledger: BEST, counters, performance.md, attempts.jsonl",
        setup_record},
+      {"resource-usage",
+       "registers, stack, shared memory per kernel of each candidate's binary, changes vs BEST",
+       setup_resource_usage},
       {"resources", "write a ctest resource spec file listing the idle GPUs", setup_resources},
       {"status", "the ledger's state: BEST, regression counter, repairs, stopped or not",
        setup_status},

@@ -16,6 +16,7 @@ struct DecideOptions {
   std::string candidate;
   decide::Options thresholds;
   bool allow_harness_time = false;
+  bool weight_by_count = false;
 };
 
 // A missing measurement.json is a failed attempt (nothing comparable), not a tool error.
@@ -38,6 +39,8 @@ Handler setup_decide(CLI::App &app) {
                  "how much worse a non-target class may get and still keep (default 0.02)");
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");
+  app.add_flag("--weight-by-count", options->weight_by_count,
+               "weigh each config by the configs file's count column (kopt capture merge)");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     const candidate::Candidate &candidate = loaded.candidates.get(options->candidate);
@@ -59,6 +62,8 @@ Handler setup_decide(CLI::App &app) {
     thresholds.harness_time =
         options->allow_harness_time ? decide::HarnessTime::allow : decide::HarnessTime::refuse;
 
+    thresholds.weighting =
+        options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
     decide::Decision decision =
         decide::decide(measurement_of(loaded.layout, best), measurement_of(loaded.layout, id),
                        request, thresholds);

@@ -57,14 +57,18 @@ Decision failed(Decision d, std::string reason) {
 
 bool same_direction(double a, double b) { return (a < 0 && b < 0) || (a > 0 && b > 0); }
 
-ClassRow compare(const std::string &name, const std::vector<std::pair<double, double>> &pairs) {
+// Weighted geomeans of one class; `weights` is empty (all 1) or one per pair.
+ClassRow compare(const std::string &name, const std::vector<std::pair<double, double>> &pairs,
+                 const std::vector<double> &weights = {}) {
   double log_best = 0;
   double log_candidate = 0;
-  for (const auto &[b, c] : pairs) {
-    log_best += std::log(b);
-    log_candidate += std::log(c);
+  double n = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    double w = weights.empty() ? 1.0 : weights[i];
+    log_best += w * std::log(pairs[i].first);
+    log_candidate += w * std::log(pairs[i].second);
+    n += w;
   }
-  double n = static_cast<double>(pairs.size());
   ClassRow row;
   row.config_class = name;
   row.configs = static_cast<int>(pairs.size());
@@ -331,15 +335,38 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
                          candidate_source);
   }
 
+  // With count weighting, each config weighs as often as production called its shape.
+  std::ptrdiff_t count_column = -1;
+  if (options.weighting == Weighting::count) {
+    auto it = std::find(columns.begin(), columns.end(), "count");
+    if (it == columns.end()) {
+      return failed(d, "weighting by count needs a 'count' column in the configs (columns: " +
+                           util::join(columns, ", ") + "); make one with kopt capture merge");
+    }
+    count_column = it - columns.begin();
+  }
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<double, double>>> per_class;
+  std::map<std::string, std::vector<double>> class_weights;
   std::vector<std::pair<double, double>> all;
+  std::vector<double> all_weights;
   for (const auto &[b, c] : pairs) {
     if (!per_class.count(b->config_class)) {
       order.push_back(b->config_class);
     }
     per_class[b->config_class].emplace_back(b->us, c->us);
     all.emplace_back(b->us, c->us);
+    if (count_column >= 0) {
+      const std::string &text = b->values.at(static_cast<size_t>(count_column));
+      double w = util::parse_double(text, "config " + config_label(columns, b->values) +
+                                              ": count");
+      if (!(w > 0)) {
+        return failed(d, "config " + config_label(columns, b->values) +
+                             ": count must be positive, got " + text);
+      }
+      class_weights[b->config_class].push_back(w);
+      all_weights.push_back(w);
+    }
   }
   if (d.target != "global" && !per_class.count(d.target)) {
     return failed(d, "target class '" + d.target +
@@ -359,7 +386,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     previous = &*request.previous;
   }
   for (const std::string &name : order) {
-    ClassRow row = compare(name, per_class[name]);
+    ClassRow row = compare(name, per_class[name], class_weights[name]);
     if (std::abs(row.change) >= options.noise) {
       row.state = row.change < 0 ? State::better : State::worse;
     } else if (previous) {
@@ -372,7 +399,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     }
     d.classes.push_back(row);
   }
-  d.overall = compare("overall", all);
+  d.overall = compare("overall", all, all_weights);
 
   if (d.candidate == d.best) {
     // BEST is what the loop keeps, so its keep test passes (a kept candidate stays green).

@@ -29,11 +29,16 @@ const char *to_string(State state);
 /// Whether harness time (measured_by `events`, or a failed profiler) may decide a keep.
 enum class HarnessTime { refuse, allow };
 
+/// How configs weigh in a class's geomean: equally, or by the configs file's `count` column
+/// (call counts from `kopt capture merge`).
+enum class Weighting { equal, count };
+
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {
   double noise = 0.01;          ///< |change| below this is a tie (unless seen twice in a row)
   double max_regression = 0.02; ///< a non-target class may get this much worse and still keep
   HarnessTime harness_time = HarnessTime::refuse;
+  Weighting weighting = Weighting::equal;
 };
 
 /// One config class's comparison: geomean times, their ratio and the resulting state.

@@ -1,6 +1,7 @@
 #include "gen/generate.hpp"
 
 #include "gen/instance_template.hpp"
+#include "gen/shape_capture_text.hpp"
 #include "gen/tuned.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -103,7 +104,8 @@ std::string dispatch_cpp(const spec::Family &family, const std::vector<std::stri
   };
   std::string out = std::string(kBanner) + "// Family " + family.name +
                     ": exact tuned shape -> padded M -> heuristic rules -> default kernel.\n" +
-                    "#include \"kopt_manifest.h\"\n\n#include <cstdio>\n#include <cstdlib>\n\n" +
+                    "#include \"kopt_capture.h\"\n#include \"kopt_manifest.h\"\n\n#include "
+                    "<cstdio>\n#include <cstdlib>\n\n" +
                     "namespace kopt_generated {\n\nnamespace {\n\n";
   if (!tuned.empty()) {
     out += "// A tuned shape and its kernel's index in the registry.\n"
@@ -154,7 +156,15 @@ std::string dispatch_cpp(const spec::Family &family, const std::vector<std::stri
            "  return *entry;\n"
            "}\n\n";
   }
-  out += "} // namespace\n\nconst KernelEntry& dispatch(const std::int64_t* dims) {\n";
+  // Shape capture (KOPT_CAPTURE) is made during static initialisation, so that with it off a
+  // dispatch pays one load and a branch (bench/capture); dispatches made before then (from
+  // other static initialisers) are not captured.
+  out += "// Non-null only when KOPT_CAPTURE names a file.\n"
+         "kopt_capture::ShapeCapture* const capture =\n"
+         "    kopt_capture::process_capture(\"" +
+         family.name + "\", kDispatchColumns, kDispatchDims);\n\n";
+  out += "} // namespace\n\nconst KernelEntry& dispatch(const std::int64_t* dims) {\n"
+         "  if (capture != nullptr) {\n    capture->record(dims);\n  }\n";
   if (!tuned.empty()) {
     out += "  const std::int64_t m = dims[" + std::to_string(column_index(family, "M")) +
            "];\n  const std::int64_t n = dims[" + std::to_string(column_index(family, "N")) +
@@ -168,9 +178,6 @@ std::string dispatch_cpp(const spec::Family &family, const std::vector<std::stri
   if (!family.heuristic.empty()) {
     out += "  if (const char* name = heuristic_kernel(dims)) {\n"
            "    return compiled_kernel(name);\n  }\n";
-  }
-  if (tuned.empty() && family.heuristic.empty()) {
-    out += "  (void)dims;\n";
   }
   out += "  return kernel_at(" + index_of(family.default_kernel) + "); // " +
          family.default_kernel + "\n}\n\n} // namespace kopt_generated\n";
@@ -295,6 +302,7 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   files["kopt_manifest.h"] = manifest_h(family);
   files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
   files["kopt_dispatch.cpp"] = dispatch_cpp(family, g.compiled, tuned);
+  files["kopt_capture.h"] = shape_capture_header();
   files["kopt_identity.cpp"] = identity_cpp(g.hash);
 
   std::set<std::string> tuned_kernels;
