@@ -25,6 +25,8 @@ std::span<const Subcommand> subcommands() {
        setup_gen_instances},
       {"gpus", "what the GPU gate sees: each GPU's use, memory and processes, the idle ones",
        setup_gpus},
+      {"heuristic", "fit a shape heuristic from tuning results, or score one (fit, eval)",
+       setup_heuristic},
       {"launch-compile",
        "compiler launcher: compile from the candidate's folder so ccache shares hits",
        setup_launch_compile},
@@ -36,6 +38,8 @@ std::span<const Subcommand> subcommands() {
       {"resources", "write a ctest resource spec file listing the idle GPUs", setup_resources},
       {"status", "the ledger's state: BEST, regression counter, repairs, stopped or not",
        setup_status},
+      {"tune", "run every instance on every config -> full.csv and an aiter tuned table",
+       setup_tune},
       {"version", "print kopt's version", setup_version},
   };
   return table;

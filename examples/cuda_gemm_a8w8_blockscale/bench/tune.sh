@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Tunes every instance of this family on tune_configs.csv (the model (N,K) pairs of configs.csv
+# times an M grid) on a GPU machine, with the harness's own event timing (ncu on 14 x 504 runs
+# would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
+# tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv.
+#   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/tune.sh
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+prefix=${KOPT_PREFIX:-$root/.carry/kopt}
+out=${OUT:-/tmp/kopt-out}
+build=${KOPT_TUNE_BUILD:-/tmp/kopt-cuda-tune}
+family=cuda_gemm_a8w8_blockscale
+candidate=${KOPT_TUNE_CANDIDATE:-01}
+mkdir -p "$out"
+export PATH=$PATH:/usr/local/cuda/bin
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; } >"$out/machine.txt" 2>&1
+cmake -S "$root/examples/$family" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; exit 1; }
+start=$(date +%s)
+cmake --build "$build" --target "candidate_$candidate" -j "$(nproc)" >"$out/build.log" 2>&1 ||
+  { tail -30 "$out/build.log"; exit 1; }
+echo "build candidate_$candidate: $(( $(date +%s) - start )) s"
+start=$(date +%s)
+timeout "${KOPT_TUNE_TIMEOUT:-400}" "$prefix/bin/kopt" tune --spec "$root/examples/$family/family.json" \
+  --state-dir "$build/kopt/$family" --candidate "$candidate" \
+  --configs "$root/examples/$family/tune_configs.csv" --warmup 1 --repeat "${KOPT_TUNE_REPEAT:-5}" \
+  --chunk 128 --cu-num "${KOPT_CU_NUM:-132}" --gpu-wait-min 1 >"$out/tune.log" 2>&1
+echo "kopt tune: rc=$? in $(( $(date +%s) - start )) s"; tail -5 "$out/tune.log"
+cp "$build/kopt/$family/tune/$candidate/full.csv" "$build/kopt/$family/tune/$candidate/tuned.csv" "$out/" 2>/dev/null
+wc -l "$out"/*.csv

@@ -1,0 +1,87 @@
+#include "tune/tune.hpp"
+#include "cli/family_options.hpp"
+#include "cli/subcommands.hpp"
+#include "util/error.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace kopt::cli {
+
+namespace {
+
+struct TuneCliOptions {
+  FamilyOptions family;
+  tune::TuneOptions tune;
+  std::string kernels;
+  std::string configs;
+  std::string build_dir;
+  std::string prefix;
+};
+
+} // namespace
+
+Handler setup_tune(CLI::App &app) {
+  auto options = std::make_shared<TuneCliOptions>();
+  options->family.add_to(app);
+  app.add_option("--candidate", options->tune.candidate,
+                 "the candidate whose harness runs (default: the baseline)");
+  app.add_option("--kernels", options->kernels, "comma-separated instances (default: every one)");
+  app.add_option("--configs", options->configs, "configs CSV to tune on (default: the family's)");
+  app.add_option("--build-dir", options->build_dir, "build the candidate's harness here first");
+  app.add_option("--prefix", options->prefix, "the PREFIX given to kopt_add_family");
+  app.add_option("--chunk", options->tune.chunk, "configs per harness run")->capture_default_str();
+  app.add_option("--warmup", options->tune.warmup, "warm-up runs per config (default: family's)");
+  app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
+  app.add_option("--cu-num", options->tune.cu_num, "the tuned table's cu_num column")
+      ->capture_default_str();
+  return [options](Context &context) {
+    LoadedFamily loaded = load_family(options->family);
+    tune::TuneOptions t = options->tune;
+    t.candidate = loaded.candidates.get(t.candidate.empty() ? loaded.baseline() : t.candidate).id();
+    for (const auto &k : util::split(options->kernels, ',')) {
+      if (!util::trim(k).empty()) {
+        t.kernels.emplace_back(util::trim(k));
+      }
+    }
+    t.configs = options->configs;
+    if (!options->build_dir.empty() &&
+        build_targets(options->build_dir, {options->prefix + "candidate_" + t.candidate},
+                      context.err) != 0) {
+      return 1;
+    }
+    std::optional<profile::RunSetup> setup =
+        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+    if (!setup) {
+      return 1;
+    }
+    util::RealProcessRunner runner;
+    tune::TuneReport report =
+        tune::tune(loaded.family, loaded.layout, t, runner, *setup, context.err);
+    if (context.json) {
+      context.out << nlohmann::json{{"candidate", t.candidate},
+                                    {"measured", report.measured},
+                                    {"skipped", report.skipped},
+                                    {"failures", report.failures},
+                                    {"shapes", report.shapes},
+                                    {"full_csv", report.full_csv.string()},
+                                    {"tuned_csv", report.tuned_csv.string()}}
+                         .dump(2)
+                  << "\n";
+    } else {
+      context.out << "candidate " << t.candidate << ": measured " << report.measured << " rows, "
+                  << report.skipped << " already in " << report.full_csv.string() << "\n";
+      for (const auto &f : report.failures) {
+        context.out << "failed: " << f << "\n";
+      }
+      context.out << "wrote " << report.tuned_csv.string() << " (" << report.shapes << " shapes)\n";
+    }
+    return report.failures.empty() ? 0 : 1;
+  };
+}
+
+} // namespace kopt::cli

@@ -1,0 +1,590 @@
+#include "heuristic/fit.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace kopt::heuristic {
+
+namespace {
+
+// A kernel that cannot run a shape must never win a leaf that holds it: 1000x slower.
+const double kPenalty = std::log(1000.0);
+
+struct Feature {
+  std::string name;
+  std::vector<size_t> factors;
+};
+
+std::vector<Feature> resolve_features(const Results &r, const std::vector<std::string> &names) {
+  std::vector<Feature> out;
+  for (const auto &name : names) {
+    Feature f;
+    std::vector<std::string> parts;
+    for (const auto &part : util::split(name, '*')) {
+      std::string column(util::trim(part));
+      int index = r.column(column);
+      if (index < 0) {
+        throw Error("heuristic fit: feature '" + name + "': '" + column +
+                    "' is not a config column of " + r.source + " (" + util::join(r.columns, ", ") +
+                    ")");
+      }
+      f.factors.push_back(static_cast<size_t>(index));
+      parts.push_back(column);
+    }
+    f.name = util::join(parts, "*");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The costs of every (shape, kernel) and every shape's feature values, for the usable shapes.
+struct Data {
+  std::vector<std::string> kernels;
+  std::vector<std::vector<double>> cost;
+  std::vector<std::vector<int64_t>> values;
+};
+
+Data prepare(const Results &r, const std::vector<Feature> &features) {
+  Data d;
+  d.kernels = r.kernels();
+  for (const auto &s : r.shapes) {
+    std::string best = s.best();
+    if (best.empty()) {
+      continue;
+    }
+    double best_us = s.kernels.at(best).us;
+    std::vector<double> cost;
+    for (const auto &k : d.kernels) {
+      auto it = s.kernels.find(k);
+      cost.push_back(it != s.kernels.end() && it->second.usable()
+                         ? std::min(std::log(it->second.us / best_us), kPenalty)
+                         : kPenalty);
+    }
+    d.cost.push_back(std::move(cost));
+    std::vector<int64_t> values;
+    for (const auto &f : features) {
+      int64_t v = 1;
+      for (size_t index : f.factors) {
+        v *= s.dims[index];
+      }
+      values.push_back(v);
+    }
+    d.values.push_back(std::move(values));
+  }
+  return d;
+}
+
+struct Bound {
+  std::string feature;
+  bool upper = true; ///< `<= value` when true, `> value` when false
+  int64_t value = 0;
+};
+
+struct Leaf {
+  std::vector<size_t> shapes;
+  std::vector<Bound> path;
+  size_t kernel = 0;
+  double cost = 0;
+  // The best split of this leaf, when gain > 0.
+  double gain = 0;
+  size_t feature = 0;
+  int64_t threshold = 0;
+};
+
+std::pair<size_t, double> argmin(const std::vector<double> &sums) {
+  size_t best = 0;
+  for (size_t k = 1; k < sums.size(); ++k) {
+    if (sums[k] < sums[best] - 1e-12) {
+      best = k;
+    }
+  }
+  return {best, sums[best]};
+}
+
+void choose_kernel(const Data &d, Leaf &leaf) {
+  std::vector<double> sums(d.kernels.size(), 0.0);
+  for (size_t s : leaf.shapes) {
+    for (size_t k = 0; k < sums.size(); ++k) {
+      sums[k] += d.cost[s][k];
+    }
+  }
+  std::tie(leaf.kernel, leaf.cost) = argmin(sums);
+}
+
+void find_split(const Data &d, size_t feature_count, size_t min_leaf, Leaf &leaf) {
+  leaf.gain = 0;
+  size_t n = leaf.shapes.size();
+  size_t kernels = d.kernels.size();
+  std::vector<double> total(kernels, 0.0);
+  for (size_t s : leaf.shapes) {
+    for (size_t k = 0; k < kernels; ++k) {
+      total[k] += d.cost[s][k];
+    }
+  }
+  for (size_t f = 0; f < feature_count; ++f) {
+    std::vector<size_t> order = leaf.shapes;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return d.values[a][f] < d.values[b][f]; });
+    std::vector<double> left(kernels, 0.0), right(kernels);
+    for (size_t i = 0; i + 1 < n; ++i) {
+      for (size_t k = 0; k < kernels; ++k) {
+        left[k] += d.cost[order[i]][k];
+      }
+      int64_t here = d.values[order[i]][f];
+      int64_t next = d.values[order[i + 1]][f];
+      if (here == next || i + 1 < min_leaf || n - i - 1 < min_leaf) {
+        continue;
+      }
+      for (size_t k = 0; k < kernels; ++k) {
+        right[k] = total[k] - left[k];
+      }
+      double gain = leaf.cost - argmin(left).second - argmin(right).second;
+      if (gain > leaf.gain + 1e-9) {
+        leaf.gain = gain;
+        leaf.feature = f;
+        leaf.threshold = here + (next - here) / 2;
+      }
+    }
+  }
+}
+
+// The tightest bounds of a path, one `<=` and one `>` per feature at most, in feature order.
+std::vector<Condition> simplify(const std::vector<Bound> &path,
+                                const std::vector<Feature> &features) {
+  std::vector<Condition> out;
+  for (const auto &f : features) {
+    std::optional<int64_t> upper, lower;
+    for (const auto &b : path) {
+      if (b.feature != f.name) {
+        continue;
+      }
+      if (b.upper) {
+        upper = upper ? std::min(*upper, b.value) : b.value;
+      } else {
+        lower = lower ? std::max(*lower, b.value) : b.value;
+      }
+    }
+    if (lower) {
+      out.push_back({f.name, ">", *lower});
+    }
+    if (upper) {
+      out.push_back({f.name, "<=", *upper});
+    }
+  }
+  return out;
+}
+
+std::string shape_name(const Results &r, const Shape &s) {
+  std::vector<std::string> parts;
+  for (size_t c = 0; c < r.columns.size(); ++c) {
+    parts.push_back(r.columns[c] + "=" + std::to_string(s.dims[c]));
+  }
+  return util::join(parts, ",");
+}
+
+nlohmann::json score_json(const Score &s) {
+  auto ratio = [&](size_t n) { return s.shapes ? static_cast<double>(n) / s.shapes : 0.0; };
+  return {{"shapes", s.shapes},
+          {"matched", s.matched},
+          {"match", ratio(s.matched)},
+          {"within_tie", s.within_tie},
+          {"match_within_tie", ratio(s.within_tie)},
+          {"unmeasured", s.unmeasured},
+          {"geomean_slowdown", s.geomean()},
+          {"worst_slowdown", s.worst},
+          {"worst_shape", s.worst_shape},
+          {"default_geomean_slowdown", s.default_geomean()},
+          {"default_worst_slowdown", s.default_worst}};
+}
+
+std::string percent(size_t n, size_t of) {
+  return util::format_number(of ? 100.0 * static_cast<double>(n) / of : 0.0, 4) + "%";
+}
+
+// Grows leaves best-first by the cost reduction of a split (see fit in fit.hpp).
+std::vector<Leaf> greedy_leaves(const Data &d, const std::vector<Feature> &features,
+                                const FitOptions &options) {
+  std::vector<Leaf> leaves(1);
+  for (size_t s = 0; s < d.cost.size(); ++s) {
+    leaves[0].shapes.push_back(s);
+  }
+  choose_kernel(d, leaves[0]);
+  find_split(d, features.size(), options.min_leaf, leaves[0]);
+  while (leaves.size() < static_cast<size_t>(options.max_arms)) {
+    size_t best = 0;
+    for (size_t i = 1; i < leaves.size(); ++i) {
+      if (leaves[i].gain > leaves[best].gain + 1e-12) {
+        best = i;
+      }
+    }
+    if (leaves[best].gain <= 1e-9) {
+      break;
+    }
+    Leaf parent = leaves[best];
+    Leaf left, right;
+    for (size_t s : parent.shapes) {
+      (d.values[s][parent.feature] <= parent.threshold ? left : right).shapes.push_back(s);
+    }
+    left.path = right.path = parent.path;
+    left.path.push_back({features[parent.feature].name, true, parent.threshold});
+    right.path.push_back({features[parent.feature].name, false, parent.threshold});
+    for (Leaf *leaf : {&left, &right}) {
+      choose_kernel(d, *leaf);
+      find_split(d, features.size(), options.min_leaf, *leaf);
+    }
+    leaves[best] = std::move(left);
+    leaves.insert(leaves.begin() + static_cast<std::ptrdiff_t>(best) + 1, std::move(right));
+  }
+  return leaves;
+}
+
+// A node of the classification tree: a leaf when left < 0.
+struct Node {
+  Leaf leaf;
+  int left = -1, right = -1;
+};
+
+// The split of `shapes` with the largest Gini decrease of the per-shape best kernel, or false.
+bool gini_split(const Data &d, const std::vector<size_t> &labels, size_t feature_count,
+                size_t min_leaf, Leaf &leaf) {
+  size_t n = leaf.shapes.size();
+  size_t kernels = d.kernels.size();
+  std::vector<double> total(kernels, 0.0);
+  for (size_t s : leaf.shapes) {
+    total[labels[s]] += 1;
+  }
+  auto impurity = [&](const std::vector<double> &counts, double size) {
+    double sum = 0;
+    for (double c : counts) {
+      sum += c * c;
+    }
+    return size - sum / size; // size * gini
+  };
+  double parent = impurity(total, static_cast<double>(n));
+  double best = 1e-9;
+  bool found = false;
+  for (size_t f = 0; f < feature_count; ++f) {
+    std::vector<size_t> order = leaf.shapes;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return d.values[a][f] < d.values[b][f]; });
+    std::vector<double> left(kernels, 0.0), right(kernels);
+    for (size_t i = 0; i + 1 < n; ++i) {
+      left[labels[order[i]]] += 1;
+      int64_t here = d.values[order[i]][f];
+      int64_t next = d.values[order[i + 1]][f];
+      if (here == next || i + 1 < min_leaf || n - i - 1 < min_leaf) {
+        continue;
+      }
+      for (size_t k = 0; k < kernels; ++k) {
+        right[k] = total[k] - left[k];
+      }
+      double nl = static_cast<double>(i + 1), nr = static_cast<double>(n - i - 1);
+      double decrease = parent - impurity(left, nl) - impurity(right, nr);
+      if (decrease > best + 1e-12) {
+        best = decrease;
+        leaf.feature = f;
+        leaf.threshold = here + (next - here) / 2;
+        found = true;
+      }
+    }
+  }
+  return found;
+}
+
+int grow(const Data &d, const std::vector<size_t> &labels, const std::vector<Feature> &features,
+         size_t min_leaf, Leaf leaf, std::vector<Node> &nodes) {
+  choose_kernel(d, leaf);
+  int index = static_cast<int>(nodes.size());
+  nodes.push_back({leaf, -1, -1});
+  if (!gini_split(d, labels, features.size(), min_leaf, leaf)) {
+    return index;
+  }
+  Leaf left, right;
+  for (size_t s : leaf.shapes) {
+    (d.values[s][leaf.feature] <= leaf.threshold ? left : right).shapes.push_back(s);
+  }
+  left.path = right.path = leaf.path;
+  left.path.push_back({features[leaf.feature].name, true, leaf.threshold});
+  right.path.push_back({features[leaf.feature].name, false, leaf.threshold});
+  int l = grow(d, labels, features, min_leaf, std::move(left), nodes);
+  int r = grow(d, labels, features, min_leaf, std::move(right), nodes);
+  nodes[static_cast<size_t>(index)].left = l;
+  nodes[static_cast<size_t>(index)].right = r;
+  return index;
+}
+
+void collect(const std::vector<Node> &nodes, int index, std::vector<Leaf> &out) {
+  const Node &node = nodes[static_cast<size_t>(index)];
+  if (node.left < 0) {
+    out.push_back(node.leaf);
+    return;
+  }
+  collect(nodes, node.left, out);
+  collect(nodes, node.right, out);
+}
+
+// Grows a classification tree on the per-shape best kernel until its leaves are pure, then
+// collapses, one at a time, the split whose removal costs the least slowdown, down to max_arms.
+std::vector<Leaf> pruned_leaves(const Data &d, const std::vector<Feature> &features,
+                                const FitOptions &options) {
+  std::vector<size_t> labels;
+  for (const auto &cost : d.cost) {
+    labels.push_back(argmin(cost).first);
+  }
+  Leaf root;
+  for (size_t s = 0; s < d.cost.size(); ++s) {
+    root.shapes.push_back(s);
+  }
+  std::vector<Node> nodes;
+  grow(d, labels, features, options.min_leaf, std::move(root), nodes);
+  auto is_leaf = [&](int i) { return nodes[static_cast<size_t>(i)].left < 0; };
+  size_t leaves = 0;
+  for (const auto &n : nodes) {
+    leaves += n.left < 0 ? 1 : 0;
+  }
+  while (leaves > static_cast<size_t>(options.max_arms)) {
+    int weakest = -1;
+    double least = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node &n = nodes[i];
+      if (n.left < 0 || !is_leaf(n.left) || !is_leaf(n.right)) {
+        continue;
+      }
+      double increase = n.leaf.cost - nodes[static_cast<size_t>(n.left)].leaf.cost -
+                        nodes[static_cast<size_t>(n.right)].leaf.cost;
+      if (weakest < 0 || increase < least - 1e-12) {
+        weakest = static_cast<int>(i);
+        least = increase;
+      }
+    }
+    nodes[static_cast<size_t>(weakest)].left = -1;
+    nodes[static_cast<size_t>(weakest)].right = -1;
+    --leaves;
+  }
+  std::vector<Leaf> out;
+  collect(nodes, 0, out);
+  return out;
+}
+
+double total_cost(const std::vector<Leaf> &leaves) {
+  double sum = 0;
+  for (const auto &l : leaves) {
+    sum += l.cost;
+  }
+  return sum;
+}
+
+} // namespace
+
+RuleList fit(const Results &results, const FitOptions &options) {
+  if (options.max_arms < 1) {
+    throw Error("heuristic fit: --max-arms: expected at least 1, got " +
+                std::to_string(options.max_arms));
+  }
+  std::vector<Feature> features = resolve_features(results, options.features);
+  Data d = prepare(results, features);
+  if (d.cost.empty()) {
+    throw Error("heuristic fit: " + results.source + ": no shape has a usable kernel (err 0)");
+  }
+  std::vector<Leaf> greedy = greedy_leaves(d, features, options);
+  std::vector<Leaf> pruned = pruned_leaves(d, features, options);
+  // Fewer rules win a tie: the same cost with fewer arms is the simpler heuristic.
+  double g = total_cost(greedy), p = total_cost(pruned);
+  const std::vector<Leaf> &leaves =
+      p < g - 1e-9 || (p <= g + 1e-9 && pruned.size() < greedy.size()) ? pruned : greedy;
+  RuleList rules;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Rule rule;
+    rule.kernel = d.kernels[leaves[i].kernel];
+    if (i + 1 < leaves.size()) {
+      rule.conditions = simplify(leaves[i].path, features);
+    }
+    rules.rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+double Score::geomean() const {
+  size_t n = shapes - unmeasured;
+  return n ? std::exp(log_sum / static_cast<double>(n)) : 1.0;
+}
+
+double Score::default_geomean() const {
+  return default_measured ? std::exp(default_log_sum / static_cast<double>(default_measured)) : 1.0;
+}
+
+void Score::add(const Score &o) {
+  shapes += o.shapes;
+  matched += o.matched;
+  within_tie += o.within_tie;
+  unmeasured += o.unmeasured;
+  log_sum += o.log_sum;
+  if (o.worst > worst) {
+    worst = o.worst;
+    worst_shape = o.worst_shape;
+  }
+  default_log_sum += o.default_log_sum;
+  default_measured += o.default_measured;
+  default_worst = std::max(default_worst, o.default_worst);
+}
+
+Evaluation evaluate_rules(const Results &results, const RuleList &rules,
+                          const std::string &default_kernel, double tie) {
+  Evaluation e;
+  e.tie = tie;
+  std::map<std::string, Score> groups;
+  for (const auto &s : results.shapes) {
+    std::string best = s.best();
+    if (best.empty()) {
+      continue;
+    }
+    double best_us = s.kernels.at(best).us;
+    std::string pick = evaluate(rules, results.columns, s.dims);
+    if (pick.empty()) {
+      pick = default_kernel;
+    }
+    Score one;
+    one.shapes = 1;
+    auto it = s.kernels.find(pick);
+    if (it == s.kernels.end() || !it->second.usable()) {
+      one.unmeasured = 1;
+    } else {
+      double slowdown = it->second.us / best_us;
+      one.matched = pick == best ? 1 : 0;
+      one.within_tie = pick == best || slowdown <= 1 + tie ? 1 : 0;
+      one.log_sum = std::log(slowdown);
+      one.worst = slowdown;
+      one.worst_shape = shape_name(results, s);
+    }
+    auto d = s.kernels.find(default_kernel);
+    if (d != s.kernels.end() && d->second.usable()) {
+      one.default_measured = 1;
+      one.default_log_sum = std::log(d->second.us / best_us);
+      one.default_worst = d->second.us / best_us;
+    }
+    e.total.add(one);
+    groups[group_of(results, s)].add(one);
+  }
+  e.groups.assign(groups.begin(), groups.end());
+  return e;
+}
+
+Evaluation evaluate_holdout(const Results &results, const std::vector<std::string> &holdout,
+                            const FitOptions &options, const std::string &default_kernel,
+                            double tie) {
+  Results test = select_groups(results, holdout, true);
+  if (test.shapes.empty()) {
+    throw Error("heuristic eval: --holdout: no shapes in " + util::join(holdout, "; "));
+  }
+  Results train = select_groups(results, holdout, false);
+  if (train.shapes.empty()) {
+    throw Error("heuristic eval: --holdout leaves no shapes to fit on");
+  }
+  return evaluate_rules(test, fit(train, options), default_kernel, tie);
+}
+
+Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &options,
+                          const std::string &default_kernel, double tie) {
+  std::set<std::string> names;
+  for (const auto &s : results.shapes) {
+    names.insert(group_of(results, s));
+  }
+  std::vector<std::string> groups(names.begin(), names.end());
+  if (folds < 2 || static_cast<size_t>(folds) > groups.size()) {
+    throw Error("heuristic eval: cross-validation needs 2 to " + std::to_string(groups.size()) +
+                " folds (one per group at most), got " + std::to_string(folds));
+  }
+  Evaluation pooled;
+  pooled.tie = tie;
+  for (int f = 0; f < folds; ++f) {
+    std::vector<std::string> holdout;
+    for (size_t i = static_cast<size_t>(f); i < groups.size(); i += static_cast<size_t>(folds)) {
+      holdout.push_back(groups[i]);
+    }
+    Evaluation e = evaluate_holdout(results, holdout, options, default_kernel, tie);
+    pooled.total.add(e.total);
+    pooled.groups.insert(pooled.groups.end(), e.groups.begin(), e.groups.end());
+  }
+  std::sort(pooled.groups.begin(), pooled.groups.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  return pooled;
+}
+
+std::vector<std::string> parse_holdout(const Results &results, const std::string &text) {
+  std::vector<std::string> columns = group_columns(results);
+  std::set<std::string> known;
+  for (const auto &s : results.shapes) {
+    known.insert(group_of(results, s));
+  }
+  std::vector<std::string> out;
+  for (const auto &item : util::split(text, ';')) {
+    if (util::trim(item).empty()) {
+      continue;
+    }
+    std::vector<std::string> values = util::split(item, ',');
+    if (values.size() != columns.size()) {
+      throw Error("--holdout: '" + item + "': expected " + std::to_string(columns.size()) +
+                  " values (" + util::join(columns, ",") + ")");
+    }
+    std::vector<std::string> parts;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      int64_t v = util::parse_int(util::trim(values[c]), "--holdout: " + columns[c]);
+      parts.push_back(columns[c] + "=" + std::to_string(v));
+    }
+    std::string group = util::join(parts, ",");
+    if (!known.count(group)) {
+      throw Error("--holdout: " + group + " is not in " + results.source);
+    }
+    out.push_back(group);
+  }
+  if (out.empty()) {
+    throw Error("--holdout: expected at least one group, got '" + text + "'");
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Evaluation &e) {
+  nlohmann::json out = score_json(e.total);
+  out["tie"] = e.tie;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto &[name, score] : e.groups) {
+    nlohmann::json row = score_json(score);
+    row["group"] = name;
+    groups.push_back(std::move(row));
+  }
+  out["groups"] = std::move(groups);
+  return out;
+}
+
+std::string to_text(const Evaluation &e) {
+  const Score &t = e.total;
+  std::string out = "shapes: " + std::to_string(t.shapes) + "\n";
+  out += "match vs tuned: " + percent(t.matched, t.shapes) + " (" + std::to_string(t.matched) +
+         "/" + std::to_string(t.shapes) + "); within " + util::format_number(100 * e.tie, 3) +
+         "% of tuned: " + percent(t.within_tie, t.shapes) + "\n";
+  out += "geomean slowdown vs tuned: " + util::format_number(t.geomean(), 4) +
+         "x (default only: " + util::format_number(t.default_geomean(), 4) + "x)\n";
+  out += "worst slowdown vs tuned: " + util::format_number(t.worst, 4) + "x at " + t.worst_shape +
+         " (default only: " + util::format_number(t.default_worst, 4) + "x)\n";
+  if (t.unmeasured) {
+    out +=
+        "picks without a usable timing (left out of the means): " + std::to_string(t.unmeasured) +
+        "\n";
+  }
+  out += "\n| group | shapes | match | geomean | worst | default geomean |\n";
+  out += "|---|---|---|---|---|---|\n";
+  for (const auto &[name, s] : e.groups) {
+    out += "| " + name + " | " + std::to_string(s.shapes) + " | " + percent(s.matched, s.shapes) +
+           " | " + util::format_number(s.geomean(), 4) + " | " + util::format_number(s.worst, 4) +
+           " | " + util::format_number(s.default_geomean(), 4) + " |\n";
+  }
+  return out;
+}
+
+} // namespace kopt::heuristic

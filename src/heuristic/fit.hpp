@@ -1,0 +1,82 @@
+#pragma once
+
+#include "heuristic/results.hpp"
+#include "heuristic/rules.hpp"
+
+#include <string>
+#include <vector>
+
+namespace kopt::heuristic {
+
+/// What `fit` may use: at most `max_arms` rules, thresholds over `features` (config columns or
+/// products "M*N"), at least `min_leaf` shapes behind every rule.
+struct FitOptions {
+  int max_arms = 8;
+  std::vector<std::string> features = {"M", "N", "K", "M*N"};
+  size_t min_leaf = 1;
+};
+
+/// Learns an ordered rule list from a full results table. Algorithm: a decision tree grown
+/// best-first. Each shape's cost for a kernel is log(us_kernel / us_best) (a large penalty when
+/// the kernel is unusable or unmeasured there); a leaf picks the kernel with the least summed
+/// cost over its shapes. Starting from one leaf, the split `feature <= t` (t halfway between two
+/// neighbouring values seen in the leaf) with the largest cost reduction over all leaves is
+/// applied, until there are `max_arms` leaves or no split helps. Each leaf becomes one rule (its
+/// path's tightest bounds, left before right); the last rule has no conditions. So the fit
+/// minimises the geomean slowdown vs the per-shape best on the data it sees.
+RuleList fit(const Results &results, const FitOptions &options);
+
+/// How a rule list does on one set of shapes, against the per-shape best ("tuned").
+struct Score {
+  size_t shapes = 0;
+  size_t matched = 0;          ///< shapes where the pick is the per-shape best
+  size_t within_tie = 0;       ///< shapes where the pick is within `tie` of the best
+  size_t unmeasured = 0;       ///< picks with no usable timing on the shape (left out of means)
+  double log_sum = 0;          ///< sum of log(slowdown) over measured picks
+  double worst = 1;            ///< the largest slowdown
+  std::string worst_shape;     ///< "M=..,N=..,K=.." of the worst pick
+  double default_log_sum = 0;  ///< the same for the default kernel alone
+  size_t default_measured = 0; ///< shapes where the default had a usable timing
+  double default_worst = 1;
+
+  /// Geomean slowdown of the picks vs the per-shape best.
+  double geomean() const;
+  /// Geomean slowdown of the default kernel alone vs the per-shape best.
+  double default_geomean() const;
+  /// Adds another score's shapes to this one.
+  void add(const Score &other);
+};
+
+/// An evaluation: the total and one score per group (N,K).
+struct Evaluation {
+  Score total;
+  std::vector<std::pair<std::string, Score>> groups; ///< sorted by group name
+  double tie = 0;
+};
+
+/// Scores `rules` (falling back to `default_kernel` when no rule holds) on every shape of
+/// `results` that has a usable kernel. `tie` is the relative slack of `within_tie`.
+Evaluation evaluate_rules(const Results &results, const RuleList &rules,
+                          const std::string &default_kernel, double tie);
+
+/// Cross-validation over groups: fits on every group outside `holdout` and scores the holdout.
+Evaluation evaluate_holdout(const Results &results, const std::vector<std::string> &holdout,
+                            const FitOptions &options, const std::string &default_kernel,
+                            double tie);
+
+/// k-fold cross-validation over groups (group i, in sorted order, is in fold i % folds): every
+/// group is scored by a rule list fit without it; the scores are pooled.
+Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &options,
+                          const std::string &default_kernel, double tie);
+
+/// Parses --holdout "4096,7168;1536,7168": each item gives the group columns' values (N,K) in
+/// order; returns the group names. A group that is not in `results` is an error naming it.
+std::vector<std::string> parse_holdout(const Results &results, const std::string &text);
+
+/// The evaluation as JSON (match, geomean, worst, default geomean, per-group rows).
+nlohmann::json to_json(const Evaluation &e);
+
+/// The evaluation as a text report with a per-group table.
+std::string to_text(const Evaluation &e);
+
+} // namespace kopt::heuristic

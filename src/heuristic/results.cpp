@@ -1,0 +1,122 @@
+#include "heuristic/results.hpp"
+
+#include "util/csv.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kopt::heuristic {
+
+std::string Shape::best() const {
+  std::string name;
+  double us = 0;
+  for (const auto &[kernel, timing] : kernels) {
+    if (timing.usable() && (name.empty() || timing.us < us)) {
+      name = kernel;
+      us = timing.us;
+    }
+  }
+  return name;
+}
+
+std::vector<std::string> Results::kernels() const {
+  std::set<std::string> names;
+  for (const auto &s : shapes) {
+    for (const auto &[kernel, timing] : s.kernels) {
+      names.insert(kernel);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+int Results::column(const std::string &name) const {
+  auto it = std::find(columns.begin(), columns.end(), name);
+  return it == columns.end() ? -1 : static_cast<int>(it - columns.begin());
+}
+
+Results parse_results(const util::CsvTable &table) {
+  Results r;
+  r.source = table.source;
+  size_t kernel = static_cast<size_t>(table.column("kernel"));
+  size_t us = static_cast<size_t>(table.column("us"));
+  size_t err = static_cast<size_t>(table.column("err"));
+  if (kernel == 0) {
+    throw Error(table.source + ": expected config columns before 'kernel'");
+  }
+  r.columns.assign(table.header.begin(), table.header.begin() + kernel);
+  std::map<std::vector<int64_t>, Shape> shapes;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const auto &fields = table.rows[i];
+    std::string where = table.where(i);
+    std::vector<int64_t> dims;
+    for (size_t c = 0; c < kernel; ++c) {
+      dims.push_back(util::parse_int(fields[c], where + ": " + r.columns[c]));
+    }
+    std::string name(util::trim(fields[kernel]));
+    if (name.empty()) {
+      throw Error(where + ": kernel: expected a kernel name, got ''");
+    }
+    Timing t;
+    t.us = util::parse_double(fields[us], where + ": us");
+    if (!(t.us > 0)) {
+      throw Error(where + ": us: expected a time > 0, got '" + fields[us] + "'");
+    }
+    if (!util::trim(fields[err]).empty()) {
+      t.err = util::parse_double(fields[err], where + ": err");
+    }
+    Shape &shape = shapes[dims];
+    if (shape.dims.empty()) {
+      shape.dims = dims;
+      shape.line = table.lines[i];
+    }
+    auto [it, fresh] = shape.kernels.emplace(name, t);
+    if (!fresh && t.us < it->second.us) {
+      it->second = t;
+    }
+  }
+  for (auto &[dims, shape] : shapes) {
+    r.shapes.push_back(std::move(shape));
+  }
+  return r;
+}
+
+Results read_results(const std::filesystem::path &file) {
+  return parse_results(util::read_csv(file));
+}
+
+std::vector<std::string> group_columns(const Results &r) {
+  std::vector<std::string> out;
+  for (const auto &c : r.columns) {
+    if (c != "M") {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string group_of(const Results &r, const Shape &s) {
+  std::vector<std::string> parts;
+  for (size_t c = 0; c < r.columns.size(); ++c) {
+    if (r.columns[c] != "M") {
+      parts.push_back(r.columns[c] + "=" + std::to_string(s.dims[c]));
+    }
+  }
+  return util::join(parts, ",");
+}
+
+Results select_groups(const Results &r, const std::vector<std::string> &groups, bool keep) {
+  Results out;
+  out.source = r.source;
+  out.columns = r.columns;
+  for (const auto &s : r.shapes) {
+    bool in = std::find(groups.begin(), groups.end(), group_of(r, s)) != groups.end();
+    if (in == keep) {
+      out.shapes.push_back(s);
+    }
+  }
+  return out;
+}
+
+} // namespace kopt::heuristic

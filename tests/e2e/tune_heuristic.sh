@@ -1,0 +1,89 @@
+# Tuned tables and heuristics end to end on the host example, with the real cmake, ninja and
+# harness: kopt tune (resumable), heuristic fit and eval, then gen-instances with the tuned table
+# + the fitted heuristic and compile=dispatch: the manifest compiles exactly tuned + heuristic
+# + default.
+source "$KOPT_E2E_LIB"
+need cmake
+need ninja
+need python3
+
+family_src=$WORK/src/host_gemm
+mkdir -p "$WORK/src"
+cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
+b=$WORK/b
+state=$b/kopt/host_gemm
+fam=(--spec "$family_src/family.json" --state-dir "$state")
+cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" -DKOPT_USE_CCACHE=OFF \
+  -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure"; }
+kernels=gemm_16x64x64,gemm_32x32x32,gemm_64x64x64,gemm_32x64x32
+
+echo "--- golden, then tune two kernels; a second run adds two more and skips what is there"
+"$KOPT" bench "${fam[@]}" --golden-only --build-dir "$b" >/dev/null || fail "golden"
+"$KOPT" tune "${fam[@]}" --build-dir "$b" --kernels gemm_16x64x64,gemm_32x32x32 --chunk 5 \
+  --repeat 3 --warmup 0 >"$WORK/tune1.log" || { cat "$WORK/tune1.log"; fail "tune 1"; }
+full=$state/tune/00/full.csv
+configs=$(($(wc -l <"$family_src/configs.csv") - 1))
+[ "$(($(wc -l <"$full") - 1))" -eq $((2 * configs)) ] || fail "full.csv after run 1: $(wc -l <"$full")"
+"$KOPT" tune --json "${fam[@]}" --kernels "$kernels" --repeat 3 --warmup 0 >"$WORK/tune2.json" ||
+  { cat "$WORK/tune2.json"; fail "tune 2"; }
+python3 - "$WORK/tune2.json" "$full" "$state/tune/00/tuned.csv" "$configs" <<'PY' || fail "tune results"
+import csv, json, sys
+report = json.load(open(sys.argv[1]))
+n = int(sys.argv[4])
+assert report["skipped"] == 2 * n and report["measured"] == 2 * n, report
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 4 * n, len(rows)
+assert all(r["err"] == "0" for r in rows), "the golden was compared: err must be 0"
+tuned = list(csv.DictReader(open(sys.argv[3])))
+assert list(tuned[0].keys()) == "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio".split(","), tuned[0].keys()
+assert len(tuned) == n, len(tuned)
+for t in tuned:
+    mine = [float(r["us"]) for r in rows if (r["M"], r["N"], r["K"]) == (t["M"], t["N"], t["K"])]
+    assert float(t["us"]) == min(mine), (t, mine)
+PY
+
+echo "--- fit, eval (also with a holdout), malformed input"
+"$KOPT" heuristic fit --results "$full" --out "$WORK/heuristic.json" --max-arms 3 >"$WORK/fit.log" ||
+  { cat "$WORK/fit.log"; fail "fit"; }
+"$KOPT" heuristic eval --results "$full" --heuristic "$WORK/heuristic.json" --spec "$family_src/family.json" \
+  --json >"$WORK/eval.json" || fail "eval"
+python3 - "$WORK/eval.json" "$configs" <<'PY' || fail "eval json"
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["shapes"] == int(sys.argv[2]), e
+assert 1 <= e["geomean_slowdown"] <= e["default_geomean_slowdown"] + 1e-9, e
+assert e["groups"] and e["default"] == "gemm_32x32x32", e
+PY
+"$KOPT" heuristic eval --results "$full" --holdout "256,512" --default gemm_32x32x32 >"$WORK/holdout.log" ||
+  { cat "$WORK/holdout.log"; fail "holdout"; }
+grep -q "| N=256,K=512 |" "$WORK/holdout.log" || { cat "$WORK/holdout.log"; fail "holdout table"; }
+sed '3s/,[0-9.]*,0$/,x,0/' "$full" >"$WORK/bad.csv"
+if "$KOPT" heuristic fit --results "$WORK/bad.csv" --out "$WORK/h2.json" 2>"$WORK/bad.log"; then
+  fail "a bad number was accepted"
+fi
+grep -q "bad.csv:3: us: expected a number, got 'x'" "$WORK/bad.log" || { cat "$WORK/bad.log"; fail "bad number message"; }
+
+echo "--- gen with the tuned table and the heuristic, compile=dispatch"
+cp "$state/tune/00/tuned.csv" "$family_src/tuned.csv"
+cp "$WORK/heuristic.json" "$family_src/heuristic.json"
+python3 - "$family_src/family.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec.update({"tuned": "tuned.csv", "heuristic": "heuristic.json", "compile": "dispatch"})
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+"$KOPT" gen-instances --spec "$family_src/family.json" --out-root "$WORK/gen" --candidate 00 \
+  >"$WORK/gen.log" 2>&1 || { cat "$WORK/gen.log"; fail "gen-instances"; }
+python3 - "$WORK/gen/00/manifest.json" "$family_src/tuned.csv" "$WORK/heuristic.json" <<'PY' || fail "manifest"
+import csv, json, sys
+manifest = json.load(open(sys.argv[1]))
+tuned = {r["kernelName"] for r in csv.DictReader(open(sys.argv[2]))}
+rules = {r["kernel"] for r in json.load(open(sys.argv[3]))["rules"]}
+expected = sorted(tuned | rules | {"gemm_32x32x32"})
+assert manifest["compiled"] == expected, (manifest["compiled"], expected)
+assert len(expected) < 10, "compile=dispatch must leave instances out"
+PY
+ls "$WORK/gen/00/instances" | sed 's/\.cpp$//' | sort >"$WORK/tus"
+python3 -c "import json,sys; print('\n'.join(json.load(open(sys.argv[1]))['compiled']))" \
+  "$WORK/gen/00/manifest.json" | diff - "$WORK/tus" || fail "instance TUs differ from the manifest"
+echo "PASS"
