@@ -16,14 +16,17 @@ struct FitOptions {
   size_t min_leaf = 1;
 };
 
-/// Learns an ordered rule list from a full results table. Algorithm: a decision tree grown
-/// best-first. Each shape's cost for a kernel is log(us_kernel / us_best) (a large penalty when
-/// the kernel is unusable or unmeasured there); a leaf picks the kernel with the least summed
-/// cost over its shapes. Starting from one leaf, the split `feature <= t` (t halfway between two
-/// neighbouring values seen in the leaf) with the largest cost reduction over all leaves is
-/// applied, until there are `max_arms` leaves or no split helps. Each leaf becomes one rule (its
-/// path's tightest bounds, left before right); the last rule has no conditions. So the fit
-/// minimises the geomean slowdown vs the per-shape best on the data it sees.
+/// Learns an ordered rule list from a full results table. Each shape's cost for a kernel is
+/// log(us_kernel / us_best) (log 1000 when the kernel is unusable or unmeasured there); a leaf
+/// picks the kernel with the least summed cost over its shapes, so the total cost is the log of
+/// the geomean slowdown vs the per-shape best times the shape count. Two decision trees over
+/// thresholds `feature <= t` (t halfway between neighbouring values) are grown and the cheaper
+/// one is kept (the smaller on a tie): (1) best-first, applying the split with the largest cost
+/// reduction until `max_arms` leaves or none helps; (2) a classification tree on the per-shape
+/// best kernel (Gini) grown until pure, then pruned by collapsing the split whose removal costs
+/// least until `max_arms` leaves remain; it finds rules where no single split helps on its own
+/// (a kernel that is everywhere second best). Each leaf becomes one rule holding its path's
+/// tightest bounds, in left-to-right order; the last rule has no conditions.
 RuleList fit(const Results &results, const FitOptions &options);
 
 /// How a rule list does on one set of shapes, against the per-shape best ("tuned").
