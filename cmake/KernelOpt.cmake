@@ -152,10 +152,12 @@ endfunction()
 #   LEDGER         state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
 #   PREFIX         prepended to target and test names, for several families in one project
 #   CCACHE_REMOTE  ccache remote_storage for candidate compiles (default KOPT_CCACHE_REMOTE)
+#   IMPORTED       a file from `kopt import`: candidates compile with that tree target's flags,
+#                  baseline 00 links its prebuilt library instead of compiling (docs/IMPORT.md)
 #   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
 #                  .best.bench and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
 function(kopt_add_family name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE;IMPORTED"
                         "LAUNCHER")
   if(NOT ARG_SPEC)
     message(FATAL_ERROR "kopt_add_family(${name}): SPEC <family.json> is required")
@@ -228,6 +230,21 @@ function(kopt_add_family name)
   endif()
 
   set(baseline "${KOPT_${name}_BASELINE}")
+  set(imported "")
+  if(ARG_IMPORTED)
+    get_filename_component(imported_file "${ARG_IMPORTED}" ABSOLUTE)
+    include(${imported_file})
+    set(imported ${KOPT_IMPORTED_INTERFACE})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${imported_file})
+    if(NOT KOPT_IMPORTED_TYPE MATCHES "^(SHARED|STATIC|MODULE)_LIBRARY$")
+      message(FATAL_ERROR "kopt_add_family(${name}): ${imported_file}: ${KOPT_IMPORTED_TARGET} is "
+                          "a ${KOPT_IMPORTED_TYPE}; the baseline needs a library of the kernels")
+    endif()
+    if(NOT EXISTS "${KOPT_IMPORTED_ARTIFACT}")
+      message(FATAL_ERROR "kopt_add_family(${name}): ${KOPT_IMPORTED_ARTIFACT} does not exist: "
+                          "build ${KOPT_IMPORTED_TARGET} in ${KOPT_IMPORTED_BUILD_DIR} first")
+    endif()
+  endif()
   foreach(id IN LISTS KOPT_${name}_CANDIDATES)
     set(dir "${KOPT_${name}_${id}_DIR}")
     set(target ${p}candidate_${id})
@@ -237,9 +254,20 @@ function(kopt_add_family name)
               --candidate ${id}
       DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
       COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
-    add_executable(${target} ${KOPT_${name}_HARNESS} ${KOPT_${name}_${id}_SOURCES})
+    set(sources ${KOPT_${name}_${id}_SOURCES})
+    if(imported AND id STREQUAL baseline)
+      # The tree's library already holds the baseline's instances: none is compiled again.
+      list(FILTER sources EXCLUDE REGEX "/instances/[^/]*$")
+    endif()
+    add_executable(${target} ${KOPT_${name}_HARNESS} ${sources})
     target_include_directories(${target} PRIVATE ${dir})
     target_link_libraries(${target} PRIVATE KernelOpt::harness)
+    if(imported)
+      target_link_libraries(${target} PRIVATE ${imported})
+      if(id STREQUAL baseline)
+        target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
+      endif()
+    endif()
     _kopt_compile_pool(${backend} pool)
     set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
     target_compile_features(${target} PRIVATE cxx_std_17)

@@ -25,6 +25,8 @@ std::span<const Subcommand> subcommands() {
        setup_gen_instances},
       {"gpus", "what the GPU gate sees: each GPU's use, memory and processes, the idle ones",
        setup_gpus},
+      {"import", "import a CMake build tree's target: its flags for candidates, its artifact as baseline",
+       setup_import},
       {"heuristic", "fit a shape heuristic from tuning results, or score one (fit, eval)",
        setup_heuristic},
       {"launch-compile",

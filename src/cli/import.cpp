@@ -1,0 +1,81 @@
+#include "fileapi/import.hpp"
+#include "cli/subcommands.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace kopt::cli {
+
+namespace {
+
+struct ImportOptions {
+  std::string build_dir;
+  fileapi::ImportRequest request;
+  std::string source;
+  std::string out;
+};
+
+} // namespace
+
+Handler setup_import(CLI::App &app) {
+  auto options = std::make_shared<ImportOptions>();
+  app.add_option("--build-dir", options->build_dir, "the configured CMake build tree to import")
+      ->required();
+  app.add_option("--target", options->request.target,
+                 "the tree's target that compiles the kernels");
+  app.add_option("--source", options->source,
+                 "a kernel source: import the target (and compile group) that compiles it");
+  app.add_option("--config", options->request.config,
+                 "the configuration (default: the tree's build type, or its default one)");
+  app.add_option("--language", options->request.language,
+                 "the kernel language (default: the source's, else CUDA, HIP, CXX, C)");
+  app.add_option("--out", options->out, "the CMake file to write (for kopt_add_family IMPORTED)")
+      ->required();
+  return [options](Context &context) {
+    if (options->request.target.empty() && options->source.empty()) {
+      throw Error("kopt import: give --target <name> or --source <kernel file>");
+    }
+    options->request.source = options->source;
+    util::RealProcessRunner runner;
+    fileapi::CodeModel model = fileapi::load(options->build_dir, runner);
+    fileapi::Imported imported = fileapi::select(model, options->request);
+    util::write_file_if_changed(options->out, fileapi::render_cmake(imported));
+    if (context.json) {
+      nlohmann::json includes = nlohmann::json::array();
+      for (const auto &inc : imported.includes) {
+        includes.push_back({{"path", inc.path}, {"system", inc.system}});
+      }
+      context.out << nlohmann::json{{"out", options->out},
+                                    {"build_dir", imported.build_dir},
+                                    {"generator", model.generator},
+                                    {"codemodel_minor", model.codemodel_minor},
+                                    {"target", imported.target},
+                                    {"type", imported.type},
+                                    {"config", imported.config},
+                                    {"language", imported.language},
+                                    {"compiler", imported.compiler},
+                                    {"standard", imported.standard},
+                                    {"source", imported.source},
+                                    {"fragments", imported.fragments},
+                                    {"flags", imported.flags},
+                                    {"defines", imported.defines},
+                                    {"includes", includes},
+                                    {"artifact", imported.artifact}}
+                         .dump(2)
+                  << "\n";
+      return 0;
+    }
+    context.out << options->out << ": " << imported.target << " (" << imported.type << ", "
+                << imported.language << (imported.config.empty() ? "" : ", " + imported.config)
+                << "): " << imported.flags.size() << " flags, " << imported.defines.size()
+                << " defines, " << imported.includes.size() << " include folders; artifact "
+                << (imported.artifact.empty() ? "none" : imported.artifact) << "\n";
+    return 0;
+  };
+}
+
+} // namespace kopt::cli

@@ -1,0 +1,47 @@
+#pragma once
+
+#include "fileapi/reply.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kopt::fileapi {
+
+/// What `kopt import` was asked for: a target by name, or the target that compiles a source.
+struct ImportRequest {
+  std::string target;           ///< target name ("" when `source` picks it)
+  std::filesystem::path source; ///< kernel source; picks the target and its compile group
+  std::string config;           ///< configuration ("" = the tree's default)
+  std::string language;         ///< kernel language ("" = the source's, else CUDA, HIP, CXX, C)
+};
+
+/// One target's compile settings for the kernel's language, and its prebuilt artifact.
+struct Imported {
+  std::string build_dir;
+  std::string target;
+  std::string type;
+  std::string config;
+  std::string language;
+  std::string compiler;               ///< absolute compiler path
+  std::string standard;               ///< "17", "" when the tree sets none
+  std::vector<std::string> fragments; ///< command fragments as cmake passes them
+  std::vector<std::string> flags;     ///< the fragments split into arguments
+  std::vector<std::string> defines;
+  std::vector<Include> includes;
+  std::string source;   ///< the source the group was chosen by ("" with --target)
+  std::string artifact; ///< the prebuilt library or executable ("" when the target has none)
+};
+
+/// Picks the configuration, target and compile group `request` names in `model`. Unknown
+/// targets, sources and configurations throw kopt::Error with the nearest names suggested.
+Imported select(const CodeModel &model, const ImportRequest &request);
+
+/// Splits a command fragment into arguments the way a POSIX shell does (quotes, backslashes).
+std::vector<std::string> split_fragment(const std::string &fragment);
+
+/// The CMake file `kopt import` writes: an INTERFACE target with the imported flags for the
+/// kernel language and KOPT_IMPORTED_* variables (see docs/IMPORT.md).
+std::string render_cmake(const Imported &imported);
+
+} // namespace kopt::fileapi

@@ -1,0 +1,370 @@
+#include "fileapi/reply.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace kopt::fileapi {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Where a field sits, for error messages: "<file>: <field path>".
+struct Where {
+  std::string file;
+  std::string field;
+
+  Where at(const std::string &key) const { return {file, field.empty() ? key : field + "." + key}; }
+  Where at(size_t index) const { return {file, field + "[" + std::to_string(index) + "]"}; }
+  [[noreturn]] void fail(const std::string &what) const {
+    throw Error(file + ": " + (field.empty() ? "" : field + ": ") + what);
+  }
+};
+
+const json &require(const json &object, const std::string &key, json::value_t type,
+                    const Where &where) {
+  if (!object.is_object()) {
+    where.fail("expected an object");
+  }
+  auto it = object.find(key);
+  if (it == object.end()) {
+    where.at(key).fail("missing");
+  }
+  bool ok = it->type() == type ||
+            (type == json::value_t::number_unsigned && it->is_number_integer() && *it >= 0);
+  if (!ok) {
+    const char *expected = type == json::value_t::string    ? "a string"
+                           : type == json::value_t::array   ? "an array"
+                           : type == json::value_t::object  ? "an object"
+                           : type == json::value_t::boolean ? "a boolean"
+                                                            : "a non-negative integer";
+    where.at(key).fail(std::string("expected ") + expected + ", got " + it->dump());
+  }
+  return *it;
+}
+
+std::string string_field(const json &object, const std::string &key, const Where &where) {
+  return require(object, key, json::value_t::string, where).get<std::string>();
+}
+
+size_t index_field(const json &object, const std::string &key, const Where &where) {
+  return require(object, key, json::value_t::number_unsigned, where).get<size_t>();
+}
+
+// Optional fields: absent is fine (older codemodel minors), present must have the right type.
+const json *optional(const json &object, const std::string &key, json::value_t type,
+                     const Where &where) {
+  if (!object.contains(key)) {
+    return nullptr;
+  }
+  return &require(object, key, type, where);
+}
+
+std::vector<size_t> indexes(const json &object, const std::string &key, const Where &where) {
+  std::vector<size_t> out;
+  if (const json *list = optional(object, key, json::value_t::array, where)) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_number_integer() || (*list)[i] < 0) {
+        where.at(key).at(i).fail("expected a non-negative integer");
+      }
+      out.push_back((*list)[i].get<size_t>());
+    }
+  }
+  return out;
+}
+
+// Paths in the reply are relative to the top-level source or build folder, or absolute.
+std::string absolute(const std::string &path, const fs::path &base) {
+  fs::path p(path);
+  return (p.is_absolute() ? p : base / p).lexically_normal().string();
+}
+
+json read_referenced(const fs::path &reply_dir, const std::string &name, const Where &where) {
+  fs::path path = reply_dir / name;
+  if (!fs::exists(path)) {
+    throw ReplyVanished(path.string() + ": referenced by " + where.file + " but gone");
+  }
+  return util::read_json(path);
+}
+
+void check_error(const json &object, const Where &where) {
+  if (object.is_object() && object.contains("error")) {
+    where.fail("cmake answered with an error: " + object["error"].dump());
+  }
+}
+
+CompileGroup read_compile_group(const json &group, const Where &where) {
+  CompileGroup out;
+  out.language = string_field(group, "language", where);
+  if (const json *fragments =
+          optional(group, "compileCommandFragments", json::value_t::array, where)) {
+    for (size_t i = 0; i < fragments->size(); ++i) {
+      out.fragments.push_back(
+          string_field((*fragments)[i], "fragment", where.at("compileCommandFragments").at(i)));
+    }
+  }
+  if (const json *defines = optional(group, "defines", json::value_t::array, where)) {
+    for (size_t i = 0; i < defines->size(); ++i) {
+      out.defines.push_back(string_field((*defines)[i], "define", where.at("defines").at(i)));
+    }
+  }
+  if (const json *includes = optional(group, "includes", json::value_t::array, where)) {
+    for (size_t i = 0; i < includes->size(); ++i) {
+      const json &include = (*includes)[i];
+      Where w = where.at("includes").at(i);
+      Include inc{string_field(include, "path", w), false};
+      if (const json *system = optional(include, "isSystem", json::value_t::boolean, w)) {
+        inc.system = system->get<bool>();
+      }
+      out.includes.push_back(inc);
+    }
+  }
+  if (const json *standard = optional(group, "languageStandard", json::value_t::object, where)) {
+    out.standard = string_field(*standard, "standard", where.at("languageStandard"));
+  }
+  out.sources = indexes(group, "sourceIndexes", where);
+  return out;
+}
+
+Target read_target(const fs::path &reply_dir, const json &entry, const CodeModel &model,
+                   const Where &where) {
+  std::string file = string_field(entry, "jsonFile", where);
+  json object = read_referenced(reply_dir, file, where);
+  Where w{(reply_dir / file).string(), ""};
+  Target t;
+  t.json_file = w.file;
+  t.name = string_field(object, "name", w);
+  t.id = string_field(object, "id", w);
+  t.type = string_field(object, "type", w);
+  const json &paths = require(object, "paths", json::value_t::object, w);
+  t.source_dir = absolute(string_field(paths, "source", w.at("paths")), model.source_dir);
+  t.build_dir = absolute(string_field(paths, "build", w.at("paths")), model.build_dir);
+  if (const json *groups = optional(object, "compileGroups", json::value_t::array, w)) {
+    for (size_t i = 0; i < groups->size(); ++i) {
+      t.compile_groups.push_back(read_compile_group((*groups)[i], w.at("compileGroups").at(i)));
+    }
+  }
+  if (const json *sources = optional(object, "sources", json::value_t::array, w)) {
+    for (size_t i = 0; i < sources->size(); ++i) {
+      const json &s = (*sources)[i];
+      Where sw = w.at("sources").at(i);
+      Source source{absolute(string_field(s, "path", sw), model.source_dir), false, {}};
+      if (const json *generated = optional(s, "isGenerated", json::value_t::boolean, sw)) {
+        source.generated = generated->get<bool>();
+      }
+      if (s.contains("compileGroupIndex")) {
+        source.compile_group = index_field(s, "compileGroupIndex", sw);
+        if (*source.compile_group >= t.compile_groups.size()) {
+          sw.at("compileGroupIndex")
+              .fail("no compile group " + std::to_string(*source.compile_group));
+        }
+      }
+      t.sources.push_back(source);
+    }
+  }
+  if (const json *artifacts = optional(object, "artifacts", json::value_t::array, w)) {
+    for (size_t i = 0; i < artifacts->size(); ++i) {
+      t.artifacts.push_back(absolute(string_field((*artifacts)[i], "path", w.at("artifacts").at(i)),
+                                     model.build_dir));
+    }
+  }
+  if (const json *deps = optional(object, "dependencies", json::value_t::array, w)) {
+    for (size_t i = 0; i < deps->size(); ++i) {
+      t.dependencies.push_back(string_field((*deps)[i], "id", w.at("dependencies").at(i)));
+    }
+  }
+  return t;
+}
+
+void read_codemodel(const fs::path &reply_dir, const json &object, const Where &w,
+                    CodeModel &model) {
+  const json &paths = require(object, "paths", json::value_t::object, w);
+  model.source_dir = string_field(paths, "source", w.at("paths"));
+  model.build_dir = string_field(paths, "build", w.at("paths"));
+  const json &configs = require(object, "configurations", json::value_t::array, w);
+  for (size_t c = 0; c < configs.size(); ++c) {
+    Where cw = w.at("configurations").at(c);
+    Configuration config;
+    config.name = string_field(configs[c], "name", cw);
+    const json &dirs = require(configs[c], "directories", json::value_t::array, cw);
+    for (size_t d = 0; d < dirs.size(); ++d) {
+      Where dw = cw.at("directories").at(d);
+      Directory dir;
+      dir.source = absolute(string_field(dirs[d], "source", dw), model.source_dir);
+      dir.build = absolute(string_field(dirs[d], "build", dw), model.build_dir);
+      if (dirs[d].contains("parentIndex")) {
+        dir.parent = index_field(dirs[d], "parentIndex", dw);
+      }
+      dir.targets = indexes(dirs[d], "targetIndexes", dw);
+      config.directories.push_back(dir);
+    }
+    const json &targets = require(configs[c], "targets", json::value_t::array, cw);
+    for (size_t t = 0; t < targets.size(); ++t) {
+      config.targets.push_back(read_target(reply_dir, targets[t], model, cw.at("targets").at(t)));
+    }
+    model.configurations.push_back(std::move(config));
+  }
+}
+
+void read_toolchains(const json &object, const Where &w, CodeModel &model) {
+  const json &compilers = require(object, "toolchains", json::value_t::array, w);
+  for (size_t i = 0; i < compilers.size(); ++i) {
+    Where cw = w.at("toolchains").at(i);
+    Compiler c;
+    c.language = string_field(compilers[i], "language", cw);
+    const json &compiler = require(compilers[i], "compiler", json::value_t::object, cw);
+    if (const json *path = optional(compiler, "path", json::value_t::string, cw.at("compiler"))) {
+      c.path = path->get<std::string>();
+    }
+    if (const json *id = optional(compiler, "id", json::value_t::string, cw.at("compiler"))) {
+      c.id = id->get<std::string>();
+    }
+    if (const json *v = optional(compiler, "version", json::value_t::string, cw.at("compiler"))) {
+      c.version = v->get<std::string>();
+    }
+    model.compilers.push_back(c);
+  }
+}
+
+void read_cache(const json &object, const Where &w, CodeModel &model) {
+  const json &entries = require(object, "entries", json::value_t::array, w);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Where ew = w.at("entries").at(i);
+    model.cache[string_field(entries[i], "name", ew)] = string_field(entries[i], "value", ew);
+  }
+}
+
+fs::path newest_index(const fs::path &reply_dir) {
+  fs::path newest;
+  std::error_code ec;
+  for (const auto &entry : fs::directory_iterator(reply_dir, ec)) {
+    std::string name = entry.path().filename().string();
+    // cmake's rule: the index with the lexicographically largest name is the current one.
+    if (name.rfind("index-", 0) == 0 && entry.path().extension() == ".json" &&
+        (newest.empty() || name > newest.filename().string())) {
+      newest = entry.path();
+    }
+  }
+  return newest;
+}
+
+} // namespace
+
+const Compiler *CodeModel::compiler(const std::string &language) const {
+  for (const auto &c : compilers) {
+    if (c.language == language) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string query_text() {
+  return json{{"requests",
+               {{{"kind", "codemodel"}, {"version", 2}},
+                {{"kind", "toolchains"}, {"version", 1}},
+                {{"kind", "cache"}, {"version", 2}}}}}
+             .dump(2) +
+         "\n";
+}
+
+fs::path query_file(const fs::path &build_dir) {
+  return build_dir / ".cmake" / "api" / "v1" / "query" / "client-kopt" / "query.json";
+}
+
+CodeModel read_reply(const fs::path &build_dir) {
+  fs::path reply_dir = build_dir / ".cmake" / "api" / "v1" / "reply";
+  fs::path index_path = newest_index(reply_dir);
+  if (index_path.empty()) {
+    throw Error(reply_dir.string() + ": no reply index (cmake has not answered the query)");
+  }
+  json index = util::read_json(index_path);
+  Where iw{index_path.string(), ""};
+  CodeModel model;
+  model.index_file = index_path;
+  const json &cmake = require(index, "cmake", json::value_t::object, iw);
+  if (const json *generator = optional(cmake, "generator", json::value_t::object, iw.at("cmake"))) {
+    model.generator = string_field(*generator, "name", iw.at("cmake.generator"));
+    if (const json *multi =
+            optional(*generator, "multiConfig", json::value_t::boolean, iw.at("cmake.generator"))) {
+      model.multi_config = multi->get<bool>();
+    }
+  }
+  const json &reply = require(index, "reply", json::value_t::object, iw);
+  Where cw = iw.at("reply").at("client-kopt");
+  const json &client = require(reply, "client-kopt", json::value_t::object, iw.at("reply"));
+  Where qw = cw.at("query.json");
+  const json &answer = require(client, "query.json", json::value_t::object, cw);
+  check_error(answer, qw);
+  if (answer.contains("responses")) { // a malformed query is answered here
+    check_error(answer["responses"], qw.at("responses"));
+  }
+  const json &responses = require(answer, "responses", json::value_t::array, qw);
+  bool have_codemodel = false;
+  for (size_t i = 0; i < responses.size(); ++i) {
+    Where rw = qw.at("responses").at(i);
+    check_error(responses[i], rw);
+    std::string kind = string_field(responses[i], "kind", rw);
+    const json &version = require(responses[i], "version", json::value_t::object, rw);
+    size_t major = index_field(version, "major", rw.at("version"));
+    size_t minor = index_field(version, "minor", rw.at("version"));
+    std::string file = string_field(responses[i], "jsonFile", rw);
+    json object = read_referenced(reply_dir, file, iw);
+    Where ow{(reply_dir / file).string(), ""};
+    if (kind == "codemodel" && major == 2) {
+      model.codemodel_minor = static_cast<int>(minor);
+      read_codemodel(reply_dir, object, ow, model);
+      have_codemodel = true;
+    } else if (kind == "toolchains" && major == 1) {
+      read_toolchains(object, ow, model);
+    } else if (kind == "cache" && major == 2) {
+      read_cache(object, ow, model);
+    }
+  }
+  if (!have_codemodel) {
+    qw.fail("no codemodel v2 response");
+  }
+  return model;
+}
+
+CodeModel load(const fs::path &build_dir_arg, util::ProcessRunner &runner) {
+  fs::path build_dir = fs::absolute(build_dir_arg).lexically_normal();
+  if (!fs::is_regular_file(build_dir / "CMakeCache.txt")) {
+    throw Error(build_dir.string() +
+                ": not a CMake build tree (no CMakeCache.txt); configure it with cmake first");
+  }
+  fs::path query = query_file(build_dir);
+  util::write_file_if_changed(query, query_text());
+  fs::path reply_dir = build_dir / ".cmake" / "api" / "v1" / "reply";
+  fs::path index = newest_index(reply_dir);
+  bool answered = false;
+  if (!index.empty() && fs::last_write_time(index) >= fs::last_write_time(query)) {
+    json parsed = util::read_json(index);
+    answered = parsed.contains("reply") && parsed["reply"].contains("client-kopt");
+  }
+  if (!answered) {
+    util::Command command{{"cmake", build_dir.string()}, {}, {}, 600};
+    util::ProcessResult result = runner.run(command);
+    if (!result.ok()) {
+      throw Error("`cmake " + build_dir.string() + "` " + result.describe(600) +
+                  " while answering kopt's File API query:\n" + result.err + result.out);
+    }
+  }
+  // A concurrent cmake run replaces the reply files: read the new index then.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return read_reply(build_dir);
+    } catch (const ReplyVanished &vanished) {
+      if (attempt == 3) {
+        throw Error(std::string(vanished.what()) + " (is cmake re-running on the tree?)");
+      }
+    }
+  }
+}
+
+} // namespace kopt::fileapi

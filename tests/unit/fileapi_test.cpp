@@ -1,0 +1,288 @@
+#include "fileapi/import.hpp"
+#include "fileapi/reply.hpp"
+#include "temp_dir.hpp"
+
+#include <chrono>
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+namespace fa = kopt::fileapi;
+using kopt::test::TempDir;
+using nlohmann::json;
+
+TEST_SUITE_BEGIN("fileapi");
+
+namespace {
+
+// A reply as cmake writes it for a tree with one shared library `kernels` (a CXX and a CUDA
+// group) in folder k/, codemodel 2.<minor>; `extra` fields stand for what newer cmakes add.
+struct FakeTree {
+  TempDir dir;
+  std::string build() const { return (dir.path() / "b").string(); }
+  std::string reply() const { return "b/.cmake/api/v1/reply/"; }
+
+  void write(int minor, bool extra, const std::vector<std::string> &configs = {"Release"}) {
+    dir.write("b/CMakeCache.txt", "CMAKE_BUILD_TYPE:STRING=Release\n");
+    json targets_by_config = json::array();
+    json configurations = json::array();
+    for (const auto &config : configs) {
+      std::string target_file = "target-kernels-" + config + ".json";
+      std::string prefix = configs.size() > 1 ? config + "/" : "";
+      json cxx = {
+          {"language", "CXX"},
+          {"compileCommandFragments",
+           {{{"fragment", "-O3 -DNDEBUG -fPIC"}}, {{"fragment", "-std=gnu++20"}}}},
+          {"defines", {{{"define", "FOO=1"}}, {{"define", "BAR=\"x y\""}}}},
+          {"includes", {{{"path", "/src/k/inc"}}, {{"path", "/opt/sys"}, {"isSystem", true}}}},
+          {"sourceIndexes", {0, 2}}};
+      json cuda = {{"language", "CUDA"},
+                   {"compileCommandFragments",
+                    {{{"fragment", "--generate-code=arch=compute_90,code=[compute_90,sm_90]"}}}},
+                   {"sourceIndexes", {1}}};
+      if (minor >= 2) {
+        cxx["languageStandard"] = {{"standard", "20"}};
+        cuda["languageStandard"] = {{"standard", "17"}};
+      }
+      json target = {
+          {"name", "kernels"},
+          {"id", "kernels::@1"},
+          {"type", "SHARED_LIBRARY"},
+          {"paths", {{"source", "k"}, {"build", "k"}}},
+          {"compileGroups", {cxx, cuda}},
+          {"sources",
+           {{{"path", "k/a.cpp"}, {"compileGroupIndex", 0}},
+            {{"path", "k/b.cu"}, {"compileGroupIndex", 1}},
+            {{"path", build() + "/k/gen.cpp"}, {"compileGroupIndex", 0}, {"isGenerated", true}},
+            {{"path", "k/a.hpp"}}}},
+          {"artifacts", {{{"path", "k/" + prefix + "libkernels.so"}}}},
+          {"dependencies", {{{"id", "gen::@1"}}}}};
+      if (extra) {
+        target["fileSets"] = json::array();
+        target["futureField"] = {{"anything", 1}};
+        target["compileGroups"][0]["frameworks"] = json::array();
+      }
+      dir.write(reply() + target_file, target.dump());
+      json config_json = {
+          {"name", config},
+          {"directories",
+           {{{"source", "."}, {"build", "."}, {"childIndexes", {1}}},
+            {{"source", "k"}, {"build", "k"}, {"parentIndex", 0}, {"targetIndexes", {0}}}}},
+          {"targets", {{{"name", "kernels"}, {"id", "kernels::@1"}, {"jsonFile", target_file}}}}};
+      if (extra) {
+        config_json["abstractTargets"] = json::array();
+      }
+      configurations.push_back(config_json);
+    }
+    json codemodel = {{"kind", "codemodel"},
+                      {"version", {{"major", 2}, {"minor", minor}}},
+                      {"paths", {{"source", "/src"}, {"build", build()}}},
+                      {"configurations", configurations}};
+    dir.write(reply() + "codemodel-v2.json", codemodel.dump());
+    dir.write(reply() + "toolchains-v1.json",
+              json{{"toolchains",
+                    {{{"language", "CXX"}, {"compiler", {{"path", "/usr/bin/c++"}, {"id", "GNU"}}}},
+                     {{"language", "CUDA"}, {"compiler", {{"path", "/usr/local/cuda/bin/nvcc"}}}}}}}
+                  .dump());
+    json cache_entries = {{{"name", "CMAKE_BUILD_TYPE"}, {"value", "Release"}}};
+    if (configs.size() > 1) {
+      cache_entries.push_back({{"name", "CMAKE_DEFAULT_BUILD_TYPE"}, {"value", configs.back()}});
+    }
+    dir.write(reply() + "cache-v2.json", json{{"entries", cache_entries}}.dump());
+    json responses = {{{"kind", "codemodel"},
+                       {"version", {{"major", 2}, {"minor", minor}}},
+                       {"jsonFile", "codemodel-v2.json"}},
+                      {{"kind", "toolchains"},
+                       {"version", {{"major", 1}, {"minor", 0}}},
+                       {"jsonFile", "toolchains-v1.json"}},
+                      {{"kind", "cache"},
+                       {"version", {{"major", 2}, {"minor", 0}}},
+                       {"jsonFile", "cache-v2.json"}}};
+    index({{"client-kopt", {{"query.json", {{"responses", responses}}}}}}, configs.size() > 1);
+  }
+
+  void index(const json &answer, bool multi = false) {
+    dir.write(reply() + "index-2026-01-01T00-00-00-0000.json",
+              json{{"cmake",
+                    {{"generator",
+                      {{"name", multi ? "Ninja Multi-Config" : "Ninja"}, {"multiConfig", multi}}}}},
+                   {"objects", json::array()},
+                   {"reply", answer}}
+                  .dump());
+  }
+};
+
+// Counts the cmake runs load() asks for, and does nothing.
+struct CountingRunner : kopt::util::ProcessRunner {
+  int runs = 0;
+  kopt::util::ProcessResult run(const kopt::util::Command &) override {
+    ++runs;
+    kopt::util::ProcessResult r;
+    r.exit_code = 0;
+    return r;
+  }
+};
+
+} // namespace
+
+TEST_CASE("codemodel minors 2.0 to 2.11 read; newer fields are ignored") {
+  for (int minor : {0, 2, 4, 11}) {
+    CAPTURE(minor);
+    FakeTree tree;
+    tree.write(minor, minor == 11);
+    fa::CodeModel model = fa::read_reply(tree.build());
+    CHECK(model.codemodel_minor == minor);
+    CHECK(model.generator == "Ninja");
+    REQUIRE(model.configurations.size() == 1);
+    const auto &config = model.configurations[0];
+    REQUIRE(config.directories.size() == 2);
+    CHECK(config.directories[1].source == "/src/k");
+    CHECK(config.directories[1].parent == 0u);
+    REQUIRE(config.targets.size() == 1);
+    const fa::Target &t = config.targets[0];
+    CHECK(t.type == "SHARED_LIBRARY");
+    CHECK(t.artifacts == std::vector<std::string>{tree.build() + "/k/libkernels.so"});
+    CHECK(t.dependencies == std::vector<std::string>{"gen::@1"});
+    REQUIRE(t.sources.size() == 4);
+    CHECK(t.sources[0].path == "/src/k/a.cpp");
+    CHECK(t.sources[2].generated);
+    CHECK_FALSE(t.sources[3].compile_group);
+    REQUIRE(t.compile_groups.size() == 2);
+    CHECK(t.compile_groups[0].standard == (minor >= 2 ? "20" : ""));
+    CHECK(t.compile_groups[0].includes[1].system);
+    CHECK(model.compiler("CUDA")->path == "/usr/local/cuda/bin/nvcc");
+    CHECK(model.cache.at("CMAKE_BUILD_TYPE") == "Release");
+  }
+}
+
+TEST_CASE("error replies and malformed fields name the file and field") {
+  FakeTree tree;
+  tree.write(4, false);
+  std::string index = tree.build() + "/.cmake/api/v1/reply/index-2026-01-01T00-00-00-0000.json";
+  SUBCASE("the whole query answered with an error") {
+    tree.index({{"client-kopt", {{"query.json", {{"error", "unknown query file"}}}}}});
+    CHECK_THROWS_WITH(fa::read_reply(tree.build()),
+                      (index + ": reply.client-kopt.query.json: cmake answered with an error: "
+                               "\"unknown query file\"")
+                          .c_str());
+  }
+  SUBCASE("a malformed query, answered as cmake 3.25 does") {
+    tree.index(
+        {{"client-kopt",
+          {{"query.json",
+            {{"requests", 3}, {"responses", {{"error", "'requests' member is not an array"}}}}}}}});
+    CHECK_THROWS_WITH(fa::read_reply(tree.build()),
+                      (index + ": reply.client-kopt.query.json.responses: cmake answered with an "
+                               "error: \"'requests' member is not an array\"")
+                          .c_str());
+  }
+  SUBCASE("one request answered with an error") {
+    tree.index(
+        {{"client-kopt",
+          {{"query.json", {{"responses", {{{"error", "no supported version specified"}}}}}}}}});
+    CHECK_THROWS_WITH(fa::read_reply(tree.build()),
+                      (index + ": reply.client-kopt.query.json.responses[0]: cmake answered with "
+                               "an error: \"no supported version specified\"")
+                          .c_str());
+  }
+  SUBCASE("no answer for kopt's client") {
+    tree.index(json::object());
+    CHECK_THROWS_WITH(fa::read_reply(tree.build()),
+                      (index + ": reply.client-kopt: missing").c_str());
+  }
+  SUBCASE("a field of the wrong type") {
+    tree.dir.write(tree.reply() + "target-kernels-Release.json",
+                   json{{"name", "kernels"}, {"id", "k"}, {"type", 3}}.dump());
+    CHECK_THROWS_WITH(fa::read_reply(tree.build()),
+                      (tree.build() + "/.cmake/api/v1/reply/target-kernels-Release.json: type: "
+                                      "expected a string, got 3")
+                          .c_str());
+  }
+  SUBCASE("a referenced file that vanished") {
+    std::filesystem::remove(tree.dir.path() / (tree.reply() + "target-kernels-Release.json"));
+    CHECK_THROWS_AS(fa::read_reply(tree.build()), fa::ReplyVanished);
+  }
+}
+
+TEST_CASE("load: not a build tree; a fresh reply is read without running cmake") {
+  TempDir empty;
+  CountingRunner runner;
+  CHECK_THROWS_WITH(fa::load(empty.path(), runner),
+                    (empty.path().string() + ": not a CMake build tree (no CMakeCache.txt); "
+                                             "configure it with cmake first")
+                        .c_str());
+  FakeTree tree;
+  tree.write(4, false);
+  auto now = std::filesystem::file_time_type::clock::now();
+  std::filesystem::last_write_time(tree.dir.path() /
+                                       (tree.reply() + "index-2026-01-01T00-00-00-0000.json"),
+                                   now - std::chrono::seconds(20));
+  fa::load(tree.build(), runner); // the query is new: cmake must answer it
+  CHECK(runner.runs == 1);
+  CHECK(std::filesystem::exists(fa::query_file(tree.build())));
+  // cmake answered after the query was written: the index is newer than the query.
+  std::filesystem::last_write_time(fa::query_file(tree.build()),
+                                   std::filesystem::file_time_type::clock::now() -
+                                       std::chrono::seconds(30));
+  fa::load(tree.build(), runner);
+  CHECK(runner.runs == 1);
+}
+
+TEST_CASE("select: by target, by source, configuration, unknown names suggested") {
+  FakeTree tree;
+  tree.write(4, false, {"Debug", "Release"});
+  fa::CodeModel model = fa::read_reply(tree.build());
+  CHECK(model.multi_config);
+  fa::Imported byname = fa::select(model, {"kernels", {}, "", ""});
+  CHECK(byname.config == "Release"); // CMAKE_DEFAULT_BUILD_TYPE
+  CHECK(byname.language == "CUDA");  // the GPU language when the target has one
+  CHECK(byname.standard == "17");
+  CHECK(byname.artifact == tree.build() + "/k/Release/libkernels.so");
+  fa::Imported bysource = fa::select(model, {"", tree.build() + "/k/gen.cpp", "Debug", ""});
+  CHECK(bysource.target == "kernels");
+  CHECK(bysource.language == "CXX");
+  CHECK(bysource.compiler == "/usr/bin/c++");
+  CHECK(bysource.flags == std::vector<std::string>{"-O3", "-DNDEBUG", "-fPIC", "-std=gnu++20"});
+  CHECK(bysource.defines ==
+        std::vector<std::string>{"FOO=1", "BAR=\"x y\"", "CMAKE_INTDIR=\"Debug\""});
+  CHECK(bysource.artifact == tree.build() + "/k/Debug/libkernels.so");
+  CHECK_THROWS_WITH(fa::select(model, {"kernel", {}, "", ""}),
+                    (tree.build() + ": no target 'kernel' in configuration Release; did you mean "
+                                    "'kernels'? (nearest: kernels)")
+                        .c_str());
+  CHECK_THROWS_WITH(
+      fa::select(model, {"kernels", {}, "Relase", ""}),
+      (model.index_file.string() +
+       ": no configuration 'Relase'; did you mean 'Release'? (nearest: Release, Debug)")
+          .c_str());
+  CHECK_THROWS_WITH(fa::select(model, {"", "/src/k/c.cpp", "", ""}),
+                    (std::string("/src/k/c.cpp: no target of ") + tree.build() +
+                     " compiles it; did you mean '/src/k/a.cpp'? (nearest: /src/k/a.cpp, "
+                     "/src/k/b.cu, " +
+                     tree.build() + "/k/gen.cpp)")
+                        .c_str());
+}
+
+TEST_CASE("fragments split like a shell; the CMake file keeps them whole") {
+  CHECK(fa::split_fragment(R"(-O3  -DX="a b" 'c d' e\ f -Xcompiler=-fPIC)") ==
+        std::vector<std::string>{"-O3", "-DX=a b", "c d", "e f", "-Xcompiler=-fPIC"});
+  fa::Imported m;
+  m.target = "kernels";
+  m.language = "CUDA";
+  m.compiler = "/usr/local/cuda/bin/nvcc";
+  m.standard = "17";
+  m.fragments = {"--generate-code=arch=compute_90,code=[compute_90,sm_90]"};
+  m.defines = {"BAR=\"x y\""};
+  m.includes = {{"/opt/sys", true}};
+  m.artifact = "/b/libkernels.so";
+  std::string text = fa::render_cmake(m);
+  CHECK(text.find("set(KOPT_IMPORTED_ARTIFACT \"/b/libkernels.so\")") != std::string::npos);
+  CHECK(text.find("\"$<$<COMPILE_LANGUAGE:CUDA>:SHELL:--generate-code=arch=compute_90$<COMMA>"
+                  "code=[compute_90$<COMMA>sm_90]>\"") != std::string::npos);
+  CHECK(text.find("\"$<$<COMPILE_LANGUAGE:CUDA>:BAR=\\\"x y\\\">\"") != std::string::npos);
+  CHECK(text.find("target_include_directories(kopt_imported_kernels SYSTEM INTERFACE") !=
+        std::string::npos);
+  CHECK(text.find("target_compile_features(kopt_imported_kernels INTERFACE cuda_std_17)") !=
+        std::string::npos);
+}
+
+TEST_SUITE_END();
