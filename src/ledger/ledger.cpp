@@ -303,7 +303,7 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
       throw Error(files.state().string() + ": no ledger yet: record the baseline " + d.best +
                   " first");
     }
-    if (d.verdict != Verdict::tie || !d.overall) {
+    if (d.verdict != Verdict::keep || !d.overall) {
       throw Error("baseline " + d.candidate +
                   " cannot be recorded: " + decide::to_string(d.verdict) + " (" + d.reason + ")");
     }
