@@ -83,3 +83,24 @@ TEST_CASE("hipcc and llc kernel-resource-usage remarks (documented layout, gfx90
 }
 
 TEST_SUITE_END();
+
+TEST_SUITE_BEGIN("buildinfo::resource_usage");
+
+TEST_CASE("real hipcc 5.2 remarks for a gfx90a instance of the HIP example") {
+  // Captured here: Debian's hipcc 5.2 compiling instance 128x16x64x256 of
+  // examples/hip_gemm_a8w8_blockscale with -Rpass-analysis=kernel-resource-usage; the caret
+  // lines clang prints between remarks must not confuse the parser.
+  auto path = fixture("resource_usage/hipcc52_gfx90a_remarks.txt");
+  auto kernels = bi::parse_amdgpu_resource_remarks(kopt::util::read_file(path), path.string());
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].kernel ==
+        "_ZN4a8w827gemm_a8w8_blockscale_kernelILi128ELi16ELi64ELi256ELi1ELi8EEEv8GemmArgs");
+  CHECK(kernels[0].sgprs == 48);
+  CHECK(kernels[0].registers == 56);
+  CHECK(kernels[0].occupancy_waves == 6);
+  CHECK(kernels[0].stack_bytes == 0);
+  CHECK(kernels[0].spill_store_bytes == 0);
+  CHECK(kernels[0].shared_bytes == 21824);
+}
+
+TEST_SUITE_END();
