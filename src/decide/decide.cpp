@@ -507,26 +507,15 @@ nlohmann::json to_json(const Decision &d) {
 
 namespace {
 
-template <typename T> T field(const nlohmann::json &j, const char *key, const std::string &where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(where + ": missing field '" + key + "'");
-  }
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception &) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
-  }
-}
-
 ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   ClassRow row;
-  row.config_class = field<std::string>(j, "class", where);
-  row.configs = field<int>(j, "configs", where);
-  row.best_us = field<double>(j, "best_us", where);
-  row.candidate_us = field<double>(j, "candidate_us", where);
-  row.ratio = field<double>(j, "ratio", where);
-  row.change = field<double>(j, "change", where);
-  std::string state = field<std::string>(j, "state", where);
+  row.config_class = util::json_field<std::string>(j, "class", where);
+  row.configs = util::json_field<int>(j, "configs", where);
+  row.best_us = util::json_field<double>(j, "best_us", where);
+  row.candidate_us = util::json_field<double>(j, "candidate_us", where);
+  row.ratio = util::json_field<double>(j, "ratio", where);
+  row.change = util::json_field<double>(j, "change", where);
+  std::string state = util::json_field<std::string>(j, "state", where);
   if (state == "better") {
     row.state = State::better;
   } else if (state == "worse") {
@@ -536,7 +525,7 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   } else {
     throw Error(where + ": state: expected one of better, worse, tie, got '" + state + "'");
   }
-  row.repeated = field<bool>(j, "repeated", where);
+  row.repeated = util::json_field<bool>(j, "repeated", where);
   return row;
 }
 
@@ -544,43 +533,43 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
 
 Decision decision_from_json(const nlohmann::json &j, const std::string &source) {
   Decision d;
-  d.family = field<std::string>(j, "family", source);
-  d.candidate = field<std::string>(j, "candidate", source);
-  d.hash = field<std::string>(j, "hash", source);
-  d.best = field<std::string>(j, "best", source);
-  d.best_hash = field<std::string>(j, "best_hash", source);
-  d.target = field<std::string>(j, "target", source);
-  d.date = field<std::string>(j, "date", source);
-  d.measured_by = field<std::string>(j, "measured_by", source);
-  d.options.noise = field<double>(j, "noise", source);
-  d.options.max_regression = field<double>(j, "max_regression", source);
+  d.family = util::json_field<std::string>(j, "family", source);
+  d.candidate = util::json_field<std::string>(j, "candidate", source);
+  d.hash = util::json_field<std::string>(j, "hash", source);
+  d.best = util::json_field<std::string>(j, "best", source);
+  d.best_hash = util::json_field<std::string>(j, "best_hash", source);
+  d.target = util::json_field<std::string>(j, "target", source);
+  d.date = util::json_field<std::string>(j, "date", source);
+  d.measured_by = util::json_field<std::string>(j, "measured_by", source);
+  d.options.noise = util::json_field<double>(j, "noise", source);
+  d.options.max_regression = util::json_field<double>(j, "max_regression", source);
   d.options.harness_time =
-      field<bool>(j, "allow_harness_time", source) ? HarnessTime::allow : HarnessTime::refuse;
-  d.verdict = parse_verdict(field<std::string>(j, "verdict", source), source + ": verdict");
-  d.reason = field<std::string>(j, "reason", source);
-  auto classes = field<nlohmann::json>(j, "classes", source);
+      util::json_field<bool>(j, "allow_harness_time", source) ? HarnessTime::allow : HarnessTime::refuse;
+  d.verdict = parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
+  d.reason = util::json_field<std::string>(j, "reason", source);
+  auto classes = util::json_field<nlohmann::json>(j, "classes", source);
   if (!classes.is_array()) {
     throw Error(source + ": field 'classes' has the wrong type");
   }
   for (size_t i = 0; i < classes.size(); ++i) {
     d.classes.push_back(row_from_json(classes[i], source + ": classes[" + std::to_string(i) + "]"));
   }
-  d.winning = field<std::vector<std::string>>(j, "winning", source);
-  d.split_advice = field<std::string>(j, "split_advice", source);
-  auto incorrect = field<nlohmann::json>(j, "incorrect", source);
+  d.winning = util::json_field<std::vector<std::string>>(j, "winning", source);
+  d.split_advice = util::json_field<std::string>(j, "split_advice", source);
+  auto incorrect = util::json_field<nlohmann::json>(j, "incorrect", source);
   if (!incorrect.is_array()) {
     throw Error(source + ": field 'incorrect' has the wrong type");
   }
   for (size_t i = 0; i < incorrect.size(); ++i) {
     std::string where = source + ": incorrect[" + std::to_string(i) + "]";
     ConfigError e;
-    e.config = field<std::string>(incorrect[i], "config", where);
-    auto err = field<nlohmann::json>(incorrect[i], "err", where);
+    e.config = util::json_field<std::string>(incorrect[i], "config", where);
+    auto err = util::json_field<nlohmann::json>(incorrect[i], "err", where);
     e.err_known = !err.is_null();
-    e.err = e.err_known ? field<double>(incorrect[i], "err", where) : 0;
+    e.err = e.err_known ? util::json_field<double>(incorrect[i], "err", where) : 0;
     d.incorrect.push_back(e);
   }
-  auto overall = field<nlohmann::json>(j, "overall", source);
+  auto overall = util::json_field<nlohmann::json>(j, "overall", source);
   if (!overall.is_null()) {
     d.overall = row_from_json(overall, source + ": overall");
   }

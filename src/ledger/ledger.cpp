@@ -19,19 +19,8 @@ using decide::Verdict;
 
 constexpr size_t kRegressionWindow = 5;
 
-template <typename T> T field(const nlohmann::json &j, const char *key, const std::string &where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(where + ": missing field '" + key + "'");
-  }
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception &) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
-  }
-}
-
 nlohmann::json array_field(const nlohmann::json &j, const char *key, const std::string &where) {
-  auto value = field<nlohmann::json>(j, key, where);
+  auto value = util::json_field<nlohmann::json>(j, key, where);
   if (!value.is_array()) {
     throw Error(where + ": field '" + key + "' has the wrong type");
   }
@@ -78,8 +67,8 @@ nlohmann::json change_json(const ClassChange &c) {
 }
 
 ClassChange change_from_json(const nlohmann::json &j, const std::string &where) {
-  return {field<std::string>(j, "class", where), field<double>(j, "best_us", where),
-          field<double>(j, "candidate_us", where), field<double>(j, "change", where)};
+  return {util::json_field<std::string>(j, "class", where), util::json_field<double>(j, "best_us", where),
+          util::json_field<double>(j, "candidate_us", where), util::json_field<double>(j, "change", where)};
 }
 
 ClassChange change_of(const decide::ClassRow &row) {
@@ -170,61 +159,61 @@ nlohmann::json to_json(const State &s) {
 
 State state_from_json(const nlohmann::json &j, const std::string &source) {
   State s;
-  s.family = field<std::string>(j, "family", source);
-  s.best = field<std::string>(j, "best", source);
-  s.best_hash = field<std::string>(j, "best_hash", source);
-  s.consecutive_regressions = field<int>(j, "consecutive_regressions", source);
+  s.family = util::json_field<std::string>(j, "family", source);
+  s.best = util::json_field<std::string>(j, "best", source);
+  s.best_hash = util::json_field<std::string>(j, "best_hash", source);
+  s.consecutive_regressions = util::json_field<int>(j, "consecutive_regressions", source);
   auto recent = array_field(j, "recent_regressions", source);
   for (size_t i = 0; i < recent.size(); ++i) {
     std::string where = source + ": recent_regressions[" + std::to_string(i) + "]";
     const auto &r = recent[i];
     RegressionSummary summary;
-    summary.date = field<std::string>(r, "date", where);
-    summary.best = field<std::string>(r, "best", where);
-    summary.candidate = field<std::string>(r, "candidate", where);
-    summary.hash = field<std::string>(r, "hash", where);
-    summary.hypothesis = field<std::string>(r, "hypothesis", where);
-    summary.target = field<std::string>(r, "target", where);
+    summary.date = util::json_field<std::string>(r, "date", where);
+    summary.best = util::json_field<std::string>(r, "best", where);
+    summary.candidate = util::json_field<std::string>(r, "candidate", where);
+    summary.hash = util::json_field<std::string>(r, "hash", where);
+    summary.hypothesis = util::json_field<std::string>(r, "hypothesis", where);
+    summary.target = util::json_field<std::string>(r, "target", where);
     auto classes = array_field(r, "classes", where);
     for (size_t k = 0; k < classes.size(); ++k) {
       summary.classes.push_back(
           change_from_json(classes[k], where + ": classes[" + std::to_string(k) + "]"));
     }
     summary.overall =
-        change_from_json(field<nlohmann::json>(r, "overall", where), where + ": overall");
+        change_from_json(util::json_field<nlohmann::json>(r, "overall", where), where + ": overall");
     s.recent_regressions.push_back(std::move(summary));
   }
-  s.repair_attempts = field<std::map<std::string, int>>(j, "repair_attempts", source);
-  s.abandoned = field<std::vector<std::string>>(j, "abandoned", source);
-  s.stopped = field<bool>(j, "stopped", source);
-  s.stop_reason = field<std::string>(j, "stop_reason", source);
-  s.stop_date = field<std::string>(j, "stop_date", source);
+  s.repair_attempts = util::json_field<std::map<std::string, int>>(j, "repair_attempts", source);
+  s.abandoned = util::json_field<std::vector<std::string>>(j, "abandoned", source);
+  s.stopped = util::json_field<bool>(j, "stopped", source);
+  s.stop_reason = util::json_field<std::string>(j, "stop_reason", source);
+  s.stop_date = util::json_field<std::string>(j, "stop_date", source);
   auto kept = array_field(j, "kept", source);
   for (size_t i = 0; i < kept.size(); ++i) {
     std::string where = source + ": kept[" + std::to_string(i) + "]";
     const auto &k = kept[i];
     KeptRow row;
-    row.date = field<std::string>(k, "date", where);
-    row.candidate = field<std::string>(k, "candidate", where);
-    row.hash = field<std::string>(k, "hash", where);
-    row.status = field<std::string>(k, "status", where);
-    row.target = field<std::string>(k, "target", where);
-    row.kernels = field<std::vector<std::string>>(k, "kernels", where);
-    row.measured_by = field<std::string>(k, "measured_by", where);
-    row.geomean_us = field<double>(k, "geomean_us", where);
-    auto change = field<nlohmann::json>(k, "change", where);
+    row.date = util::json_field<std::string>(k, "date", where);
+    row.candidate = util::json_field<std::string>(k, "candidate", where);
+    row.hash = util::json_field<std::string>(k, "hash", where);
+    row.status = util::json_field<std::string>(k, "status", where);
+    row.target = util::json_field<std::string>(k, "target", where);
+    row.kernels = util::json_field<std::vector<std::string>>(k, "kernels", where);
+    row.measured_by = util::json_field<std::string>(k, "measured_by", where);
+    row.geomean_us = util::json_field<double>(k, "geomean_us", where);
+    auto change = util::json_field<nlohmann::json>(k, "change", where);
     if (!change.is_null()) {
-      row.change = field<double>(k, "change", where);
+      row.change = util::json_field<double>(k, "change", where);
     }
-    row.hypothesis = field<std::string>(k, "hypothesis", where);
+    row.hypothesis = util::json_field<std::string>(k, "hypothesis", where);
     s.kept.push_back(std::move(row));
   }
   auto recorded = array_field(j, "recorded", source);
   for (size_t i = 0; i < recorded.size(); ++i) {
     std::string where = source + ": recorded[" + std::to_string(i) + "]";
-    s.recorded.push_back({field<std::string>(recorded[i], "candidate", where),
-                          field<std::string>(recorded[i], "hash", where),
-                          field<std::string>(recorded[i], "verdict", where)});
+    s.recorded.push_back({util::json_field<std::string>(recorded[i], "candidate", where),
+                          util::json_field<std::string>(recorded[i], "hash", where),
+                          util::json_field<std::string>(recorded[i], "verdict", where)});
   }
   return s;
 }

@@ -49,49 +49,33 @@ nlohmann::json to_json(const Measurement& m) {
           {"configs", configs}};
 }
 
-namespace {
-
-template <typename T>
-T field(const nlohmann::json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(where + ": missing field '" + key + "'");
-  }
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
-  }
-}
-
-} // namespace
-
 Measurement measurement_from_json(const nlohmann::json& j, const std::string& source) {
   Measurement m;
-  m.family = field<std::string>(j, "family", source);
-  m.candidate = field<std::string>(j, "candidate", source);
-  m.hash = field<std::string>(j, "hash", source);
-  m.status = field<std::string>(j, "status", source);
-  m.reason = field<std::string>(j, "reason", source);
-  m.measured_by = parse_source(field<std::string>(j, "measured_by", source), source + ": measured_by");
-  m.profiled = field<bool>(j, "profiled", source);
-  m.device = field<std::string>(j, "device", source);
-  m.date = field<std::string>(j, "date", source);
-  m.config_columns = field<std::vector<std::string>>(j, "config_columns", source);
-  auto configs = field<nlohmann::json>(j, "configs", source);
+  m.family = util::json_field<std::string>(j, "family", source);
+  m.candidate = util::json_field<std::string>(j, "candidate", source);
+  m.hash = util::json_field<std::string>(j, "hash", source);
+  m.status = util::json_field<std::string>(j, "status", source);
+  m.reason = util::json_field<std::string>(j, "reason", source);
+  m.measured_by = parse_source(util::json_field<std::string>(j, "measured_by", source), source + ": measured_by");
+  m.profiled = util::json_field<bool>(j, "profiled", source);
+  m.device = util::json_field<std::string>(j, "device", source);
+  m.date = util::json_field<std::string>(j, "date", source);
+  m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
+  auto configs = util::json_field<nlohmann::json>(j, "configs", source);
   for (size_t i = 0; i < configs.size(); ++i) {
     std::string where = source + ": configs[" + std::to_string(i) + "]";
     const auto& row = configs[i];
     ConfigResult c;
-    c.values = field<std::vector<std::string>>(row, "values", where);
-    c.config_class = field<std::string>(row, "class", where);
-    c.kernel = field<std::string>(row, "kernel", where);
-    c.us = field<double>(row, "us", where);
-    c.harness_us = field<double>(row, "harness_us", where);
+    c.values = util::json_field<std::vector<std::string>>(row, "values", where);
+    c.config_class = util::json_field<std::string>(row, "class", where);
+    c.kernel = util::json_field<std::string>(row, "kernel", where);
+    c.us = util::json_field<double>(row, "us", where);
+    c.harness_us = util::json_field<double>(row, "harness_us", where);
     if (!row.contains("err")) {
       throw Error(where + ": missing field 'err'");
     }
     c.err_known = !row["err"].is_null();
-    c.err = c.err_known ? field<double>(row, "err", where) : 0;
+    c.err = c.err_known ? util::json_field<double>(row, "err", where) : 0;
     m.configs.push_back(std::move(c));
   }
   return m;

@@ -3,9 +3,25 @@
 #include <filesystem>
 #include <string>
 
+#include "util/error.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace kopt::util {
+
+/// Returns j[key] as a T; throws `<where>: missing field '<key>'` or `<where>: field '<key>' has
+/// the wrong type`, so readers of kopt's own JSON files name what is wrong.
+template <typename T>
+T json_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(where + ": missing field '" + key + "'");
+  }
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+}
 
 /// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
 nlohmann::json read_json(const std::filesystem::path& path);
