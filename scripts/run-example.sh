@@ -16,10 +16,13 @@ mkdir -p "$build"
   cmake --build "$build"; } >"$build/kopt-build.log" 2>&1 || { tail -40 "$build/kopt-build.log"; exit 1; }
 cmake -S "$root/examples/host_gemm" -B "$example" -G Ninja -DKernelOpt_DIR="$build" >/dev/null
 family=(--spec "$root/examples/host_gemm/family.json" --state-dir "$state")
+# Each run of the demo starts a fresh loop: results, golden and ledger of a previous run go.
+rm -rf "$state/results" "$state/golden" "$state/ledger"
 
 echo "== baseline 00"
 cmake --build "$example" --target candidate_00_bench
-"$kopt" record "${family[@]}" --candidate 00 || true
+"$kopt" decide "${family[@]}" --candidate 00 >/dev/null # BEST against itself: the baseline row
+"$kopt" record "${family[@]}" --candidate 00
 for id in 01 02 03; do
   echo "== candidate $id: $(grep -o '"hypothesis": *"[^"]*"' "$root/examples/host_gemm/candidates/$id/candidate.json" | cut -d'"' -f4)"
   cmake --build "$example" --target "candidate_${id}_bench"
