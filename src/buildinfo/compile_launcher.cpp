@@ -12,13 +12,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string absolute_against(const std::string& path, const fs::path& base) {
+std::string absolute_against(const std::string &path, const fs::path &base) {
   fs::path p(path);
   return p.is_absolute() ? path : (base / p).lexically_normal().string();
 }
 
 // Splits a depfile into its whitespace-separated words, honouring "\ " and "\\\n".
-std::vector<std::string> depfile_words(const std::string& text) {
+std::vector<std::string> depfile_words(const std::string &text) {
   std::vector<std::string> words;
   std::string word;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -57,7 +57,7 @@ std::vector<std::string> depfile_words(const std::string& text) {
   return words;
 }
 
-std::string escape_dep(const std::string& path) {
+std::string escape_dep(const std::string &path) {
   std::string out;
   for (char c : path) {
     if (c == ' ' || c == '#') {
@@ -70,11 +70,11 @@ std::string escape_dep(const std::string& path) {
 
 } // namespace
 
-std::vector<std::string> rewrite_compile_args(const std::vector<std::string>& args,
-                                              const fs::path& build_dir) {
+std::vector<std::string> rewrite_compile_args(const std::vector<std::string> &args,
+                                              const fs::path &build_dir) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
+    const std::string &arg = args[i];
     if ((arg == "-o" || arg == "-MF") && i + 1 < args.size()) {
       out.push_back(arg);
       out.push_back(absolute_against(args[++i], build_dir));
@@ -87,12 +87,12 @@ std::vector<std::string> rewrite_compile_args(const std::vector<std::string>& ar
   return out;
 }
 
-std::string rewrite_depfile(const std::string& text, const fs::path& cwd,
-                            const std::string& target) {
+std::string rewrite_depfile(const std::string &text, const fs::path &cwd,
+                            const std::string &target) {
   std::vector<std::string> words = depfile_words(text);
   std::string out = escape_dep(target) + ":";
   bool after_target = false;
-  for (const auto& word : words) {
+  for (const auto &word : words) {
     if (!after_target) {
       // The first rule's target ends with ':' (possibly as its own word).
       if (!word.empty() && word.back() == ':') {
@@ -108,9 +108,9 @@ std::string rewrite_depfile(const std::string& text, const fs::path& cwd,
   return out + "\n";
 }
 
-int launch_compile(const std::vector<std::string>& args, const fs::path& cwd,
-                   const fs::path& base_dir, util::ProcessRunner& runner,
-                   const std::string& remote_storage) {
+int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
+                   const fs::path &base_dir, util::ProcessRunner &runner,
+                   const std::string &remote_storage) {
   if (args.empty()) {
     throw Error("launch-compile: expected a compile command after --");
   }

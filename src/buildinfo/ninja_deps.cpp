@@ -8,11 +8,11 @@ namespace kopt::buildinfo {
 
 namespace fs = std::filesystem;
 
-NinjaDeps parse_ninja_deps(const std::string& text, const fs::path& build_dir) {
+NinjaDeps parse_ninja_deps(const std::string &text, const fs::path &build_dir) {
   NinjaDeps deps;
   std::istringstream lines(text);
   std::string line;
-  std::vector<std::string>* current = nullptr;
+  std::vector<std::string> *current = nullptr;
   while (std::getline(lines, line)) {
     if (line.empty()) {
       current = nullptr;
@@ -37,7 +37,7 @@ NinjaDeps parse_ninja_deps(const std::string& text, const fs::path& build_dir) {
 
 namespace {
 
-bool under(const std::string& path, const fs::path& dir) {
+bool under(const std::string &path, const fs::path &dir) {
   std::string prefix = dir.lexically_normal().string();
   if (!prefix.empty() && prefix.back() != '/') {
     prefix += '/';
@@ -47,25 +47,25 @@ bool under(const std::string& path, const fs::path& dir) {
 
 } // namespace
 
-IdentityCheck check_identity(const NinjaDeps& deps, const std::string& target,
-                             const fs::path& gen_root, const fs::path& gen_dir,
-                             const std::string& header, const std::vector<fs::path>& foreign) {
+IdentityCheck check_identity(const NinjaDeps &deps, const std::string &target,
+                             const fs::path &gen_root, const fs::path &gen_dir,
+                             const std::string &header, const std::vector<fs::path> &foreign) {
   IdentityCheck check;
   std::string marker = "/" + target + ".dir/";
   fs::path own_header = (gen_dir / "src" / header).lexically_normal();
   bool read_own_header = false;
-  for (const auto& [object, inputs] : deps) {
+  for (const auto &[object, inputs] : deps) {
     if (("/" + object).find(marker) == std::string::npos) {
       continue;
     }
     ++check.objects;
-    for (const auto& input : inputs) {
+    for (const auto &input : inputs) {
       fs::path normal = fs::path(input).lexically_normal();
       if (normal == own_header) {
         read_own_header = true;
       }
       bool bad = under(input, gen_root) && !under(input, gen_dir);
-      for (const auto& dir : foreign) {
+      for (const auto &dir : foreign) {
         bad = bad || under(input, dir);
       }
       if (bad) {

@@ -14,12 +14,12 @@ using NinjaDeps = std::map<std::string, std::vector<std::string>>;
 /// Parses the text `ninja -t deps` prints: an unindented `<output>: #deps N, deps mtime M
 /// (VALID|STALE)` line followed by one indented path per dependency. Relative paths (ninja's
 /// are relative to the build folder) are made absolute against `build_dir`.
-NinjaDeps parse_ninja_deps(const std::string& text, const std::filesystem::path& build_dir);
+NinjaDeps parse_ninja_deps(const std::string &text, const std::filesystem::path &build_dir);
 
 /// Proof that a candidate's objects were compiled from its own generated sources.
 struct IdentityCheck {
   bool ok = false;
-  int objects = 0;                  ///< the candidate's objects ninja has deps for
+  int objects = 0;                   ///< the candidate's objects ninja has deps for
   std::vector<std::string> problems; ///< one line per object compiled from foreign sources
 };
 
@@ -28,9 +28,9 @@ struct IdentityCheck {
 /// only, and at least one object must have read `gen_dir/src/<header>`. `foreign` lists folders
 /// no object of this candidate may read (other candidates' folders). No deps at all fails: the
 /// build was not made by ninja, or the target was never built.
-IdentityCheck check_identity(const NinjaDeps& deps, const std::string& target,
-                             const std::filesystem::path& gen_root,
-                             const std::filesystem::path& gen_dir, const std::string& header,
-                             const std::vector<std::filesystem::path>& foreign);
+IdentityCheck check_identity(const NinjaDeps &deps, const std::string &target,
+                             const std::filesystem::path &gen_root,
+                             const std::filesystem::path &gen_dir, const std::string &header,
+                             const std::vector<std::filesystem::path> &foreign);
 
 } // namespace kopt::buildinfo

@@ -25,8 +25,8 @@ public:
       ::close(fd_);
     }
   }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
+  Socket(const Socket &) = delete;
+  Socket &operator=(const Socket &) = delete;
   int fd() const { return fd_; }
 
 private:
@@ -53,10 +53,10 @@ std::string wait_ready(int fd, short events, std::chrono::steady_clock::time_poi
 }
 
 // Sends one RESP command and reads its one-line reply (without the CRLF).
-std::string command(int fd, const std::vector<std::string>& words,
-                    std::chrono::steady_clock::time_point deadline, std::string& reply) {
+std::string command(int fd, const std::vector<std::string> &words,
+                    std::chrono::steady_clock::time_point deadline, std::string &reply) {
   std::string request = "*" + std::to_string(words.size()) + "\r\n";
-  for (const auto& word : words) {
+  for (const auto &word : words) {
     request += "$" + std::to_string(word.size()) + "\r\n" + word + "\r\n";
   }
   size_t sent = 0;
@@ -97,7 +97,7 @@ std::string command(int fd, const std::vector<std::string>& words,
 
 } // namespace
 
-std::optional<RedisEndpoint> parse_redis_url(const std::string& entry, const std::string& field) {
+std::optional<RedisEndpoint> parse_redis_url(const std::string &entry, const std::string &field) {
   std::string url = entry.substr(0, entry.find('|'));
   const std::string scheme = "redis://";
   if (url.rfind(scheme, 0) != 0) {
@@ -143,7 +143,7 @@ std::optional<RedisEndpoint> parse_redis_url(const std::string& entry, const std
     long long value = 0;
     try {
       value = util::parse_int(port, field);
-    } catch (const Error&) {
+    } catch (const Error &) {
       value = -1;
     }
     if (value < 1 || value > 65535) {
@@ -154,18 +154,18 @@ std::optional<RedisEndpoint> parse_redis_url(const std::string& entry, const std
   return endpoint;
 }
 
-std::string probe_redis(const RedisEndpoint& endpoint, int timeout_ms) {
+std::string probe_redis(const RedisEndpoint &endpoint, int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
+  addrinfo *found = nullptr;
   std::string port = std::to_string(endpoint.port);
   if (int rc = ::getaddrinfo(endpoint.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     return std::string("cannot resolve the host: ") + ::gai_strerror(rc);
   }
   std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+  for (addrinfo *a = found; a != nullptr; a = a->ai_next) {
     Socket socket(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol));
     if (socket.fd() < 0) {
       why = std::strerror(errno);
@@ -212,7 +212,7 @@ std::string probe_redis(const RedisEndpoint& endpoint, int timeout_ms) {
   return why;
 }
 
-RemoteStorageCheck check_remote_storage(const std::string& remote_storage, int timeout_ms) {
+RemoteStorageCheck check_remote_storage(const std::string &remote_storage, int timeout_ms) {
   RemoteStorageCheck check;
   std::istringstream entries(remote_storage);
   std::string entry;

@@ -17,12 +17,12 @@ struct RedisEndpoint {
 /// with optional "|attribute=value" suffixes); returns nullopt for other schemes (http, file,
 /// redis+unix), which kopt passes to ccache unchecked. Throws kopt::Error naming `field` when a
 /// redis URL is malformed.
-std::optional<RedisEndpoint> parse_redis_url(const std::string& entry, const std::string& field);
+std::optional<RedisEndpoint> parse_redis_url(const std::string &entry, const std::string &field);
 
 /// Connects to `endpoint`, sends AUTH when it has a password, then PING, each step within
 /// `timeout_ms`; returns "" when the server answered +PONG, else why not ("connection
 /// refused", "-NOAUTH Authentication required.").
-std::string probe_redis(const RedisEndpoint& endpoint, int timeout_ms);
+std::string probe_redis(const RedisEndpoint &endpoint, int timeout_ms);
 
 /// The result of checking a remote_storage value: what to hand ccache and what to warn about.
 struct RemoteStorageCheck {
@@ -33,6 +33,6 @@ struct RemoteStorageCheck {
 /// Probes every redis entry of `remote_storage` (space-separated, as ccache reads it) and drops
 /// the ones that do not answer, so that compiles fall back to the local cache at once instead
 /// of paying ccache's timeouts; `warning` says which entries were dropped and why.
-RemoteStorageCheck check_remote_storage(const std::string& remote_storage, int timeout_ms);
+RemoteStorageCheck check_remote_storage(const std::string &remote_storage, int timeout_ms);
 
 } // namespace kopt::buildinfo

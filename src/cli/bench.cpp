@@ -1,15 +1,15 @@
+#include "profile/bench.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
-#include "profile/bench.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -30,13 +30,13 @@ struct BenchOptions {
 };
 
 // BEST comes from the ledger; before the first record it is the baseline.
-std::string best_candidate(const LoadedFamily& loaded) {
+std::string best_candidate(const LoadedFamily &loaded) {
   std::optional<ledger::State> state = ledger::read_state(ledger::Files{loaded.layout.ledger});
   return state ? state->best : loaded.baseline();
 }
 
 // A measurement can be reused when it is of the same sources and newer than the binary.
-bool measurement_is_fresh(const LoadedFamily& loaded, const std::string& id) {
+bool measurement_is_fresh(const LoadedFamily &loaded, const std::string &id) {
   namespace fs = std::filesystem;
   fs::path file = loaded.layout.measurement(id);
   fs::path harness = loaded.layout.harness(id);
@@ -49,14 +49,14 @@ bool measurement_is_fresh(const LoadedFamily& loaded, const std::string& id) {
 }
 
 // Per-class geomean of the keep metric, for the summary a user reads after a bench.
-std::map<std::string, std::pair<int, double>> class_geomeans(const profile::Measurement& m) {
+std::map<std::string, std::pair<int, double>> class_geomeans(const profile::Measurement &m) {
   std::map<std::string, std::pair<int, double>> sums;
-  for (const auto& c : m.configs) {
-    auto& [n, log_sum] = sums[c.config_class];
+  for (const auto &c : m.configs) {
+    auto &[n, log_sum] = sums[c.config_class];
     ++n;
     log_sum += std::log(std::max(c.us, 1e-9));
   }
-  for (auto& [name, entry] : sums) {
+  for (auto &[name, entry] : sums) {
     entry.second = std::exp(entry.second / entry.first);
   }
   return sums;
@@ -64,13 +64,13 @@ std::map<std::string, std::pair<int, double>> class_geomeans(const profile::Meas
 
 } // namespace
 
-Handler setup_bench(CLI::App& app) {
+Handler setup_bench(CLI::App &app) {
   auto options = std::make_shared<BenchOptions>();
   options->family.add_to(app);
-  auto* candidate =
+  auto *candidate =
       app.add_option("--candidate", options->candidate, "the candidate id to benchmark");
-  auto* best = app.add_flag("--best", options->best, "benchmark BEST (from the ledger)");
-  auto* golden = app.add_flag("--golden-only", options->golden_only,
+  auto *best = app.add_flag("--best", options->best, "benchmark BEST (from the ledger)");
+  auto *golden = app.add_flag("--golden-only", options->golden_only,
                               "only make sure the golden exists (from the baseline)");
   candidate->excludes(best)->excludes(golden);
   best->excludes(golden);
@@ -81,17 +81,17 @@ Handler setup_bench(CLI::App& app) {
                "keep an existing measurement of the same sources newer than the binary");
   app.add_flag("--allow-failed", options->allow_failed,
                "exit 0 when the candidate's run failed (the measurement records why)");
-  return [options](Context& context) {
+  return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     std::string baseline = loaded.baseline();
-    std::string requested = options->best ? best_candidate(loaded)
+    std::string requested = options->best          ? best_candidate(loaded)
                             : options->golden_only ? baseline
                                                    : options->candidate;
     if (requested.empty()) {
       throw Error("bench: give --candidate <id>, --best or --golden-only");
     }
-    const std::string& id = loaded.candidates.get(requested).id();
-    const std::string& p = options->prefix;
+    const std::string &id = loaded.candidates.get(requested).id();
+    const std::string &p = options->prefix;
     if (!options->build_dir.empty() &&
         build_targets(options->build_dir, {p + "candidate_" + baseline, p + "candidate_" + id},
                       context.err) != 0) {
@@ -126,7 +126,7 @@ Handler setup_bench(CLI::App& app) {
       if (m.ok()) {
         context.out << "candidate " << id << ": " << m.configs.size() << " configs measured by "
                     << profile::to_string(m.measured_by) << " on " << m.device << "\n";
-        for (const auto& [name, entry] : class_geomeans(m)) {
+        for (const auto &[name, entry] : class_geomeans(m)) {
           context.out << "  " << name << ": " << entry.first << " configs, geomean "
                       << util::format_number(entry.second, 5) << " us\n";
         }

@@ -23,8 +23,8 @@ struct CheckOptions {
 
 // Proves from ninja's recorded dependencies that the candidate's objects were compiled from
 // its own generated sources (a worktree build can silently pick up the baseline's files).
-buildinfo::IdentityCheck identity(const LoadedFamily& loaded, const std::string& id,
-                                  const std::string& build_dir) {
+buildinfo::IdentityCheck identity(const LoadedFamily &loaded, const std::string &id,
+                                  const std::string &build_dir) {
   util::RealProcessRunner runner;
   util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
   util::ProcessResult result = runner.run(command);
@@ -34,7 +34,7 @@ buildinfo::IdentityCheck identity(const LoadedFamily& loaded, const std::string&
     return failed;
   }
   std::vector<std::filesystem::path> foreign;
-  for (const auto& c : loaded.candidates.all()) {
+  for (const auto &c : loaded.candidates.all()) {
     foreign.push_back(c.dir);
   }
   return buildinfo::check_identity(
@@ -45,16 +45,16 @@ buildinfo::IdentityCheck identity(const LoadedFamily& loaded, const std::string&
 
 } // namespace
 
-Handler setup_check(CLI::App& app) {
+Handler setup_check(CLI::App &app) {
   auto options = std::make_shared<CheckOptions>();
   options->family.add_to(app);
   app.add_option("--candidate", options->candidate, "the candidate id to check")->required();
   app.add_option("--build-dir", options->build_dir,
                  "the build tree: its ninja deps prove which sources the candidate compiled");
   app.add_flag("--build", options->build, "build the harnesses in --build-dir first");
-  return [options](Context& context) {
+  return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
-    const std::string& id = loaded.candidates.get(options->candidate).id();
+    const std::string &id = loaded.candidates.get(options->candidate).id();
     std::string baseline = loaded.baseline();
     if (options->build && !options->build_dir.empty() &&
         build_targets(options->build_dir, {"candidate_" + baseline, "candidate_" + id},
@@ -68,19 +68,18 @@ Handler setup_check(CLI::App& app) {
     }
     util::RealProcessRunner runner;
     profile::ensure_golden(loaded.family, loaded.layout, baseline,
-                           loaded.candidates.content_hash(loaded.family, baseline), runner,
-                           *setup);
+                           loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);
     std::string expected = loaded.candidates.content_hash(loaded.family, id);
 
     std::vector<std::string> problems;
     if (!options->build_dir.empty()) {
       buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir);
-      for (const auto& p : check.problems) {
+      for (const auto &p : check.problems) {
         problems.push_back("identity: " + p);
       }
     }
-    profile::Measurement m = profile::run_harness(loaded.family, loaded.layout, id,
-                                                  profile::HarnessMode::correctness, runner, *setup);
+    profile::Measurement m = profile::run_harness(
+        loaded.family, loaded.layout, id, profile::HarnessMode::correctness, runner, *setup);
     if (!m.ok()) {
       problems.push_back("failed: " + m.reason);
     } else {
@@ -89,7 +88,7 @@ Handler setup_check(CLI::App& app) {
                            "'s sources hash to " + expected + " (a stale or foreign binary)");
       }
       std::vector<std::string> wrong;
-      for (const auto& c : m.configs) {
+      for (const auto &c : m.configs) {
         std::string config;
         for (size_t i = 0; i < c.values.size(); ++i) {
           config += (i ? "," : "") + m.config_columns[i] + "=" + c.values[i];
@@ -109,12 +108,9 @@ Handler setup_check(CLI::App& app) {
     }
 
     if (context.json) {
-      context.out << nlohmann::json{{"candidate", id},
-                                    {"correct", problems.empty()},
-                                    {"problems", problems},
-                                    {"hash", m.hash},
-                                    {"expected_hash", expected},
-                                    {"configs", m.configs.size()}}
+      context.out << nlohmann::json{{"candidate", id},           {"correct", problems.empty()},
+                                    {"problems", problems},      {"hash", m.hash},
+                                    {"expected_hash", expected}, {"configs", m.configs.size()}}
                          .dump(2)
                   << "\n";
     } else if (problems.empty()) {

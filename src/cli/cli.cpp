@@ -12,20 +12,20 @@
 
 namespace kopt::cli {
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   CLI::App app{"kopt: GPU kernel optimisation as a build (families, candidates, verdicts)", "kopt"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kopt ") + KOPT_VERSION);
 
   struct Entry {
-    CLI::App* app;
+    CLI::App *app;
     Handler handler;
     std::shared_ptr<bool> json;
   };
   std::vector<Entry> entries;
   std::vector<std::string> names;
-  for (const Subcommand& row : subcommands()) {
-    CLI::App* sub = app.add_subcommand(row.name, row.description);
+  for (const Subcommand &row : subcommands()) {
+    CLI::App *sub = app.add_subcommand(row.name, row.description);
     auto json = std::make_shared<bool>(false);
     sub->add_flag("--json", *json, "print a machine-readable JSON result instead of text");
     entries.push_back({sub, row.setup(*sub), json});
@@ -41,16 +41,16 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError &e) {
     return app.exit(e);
   }
 
-  for (auto& entry : entries) {
+  for (auto &entry : entries) {
     if (entry.app->parsed()) {
       Context context{std::cout, std::cerr, *entry.json};
       try {
         return entry.handler(context);
-      } catch (const Error& e) {
+      } catch (const Error &e) {
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;
       }

@@ -11,24 +11,24 @@ namespace kopt::cli {
 
 /// What every subcommand's handler gets: where to print and whether --json was given.
 struct Context {
-  std::ostream& out;
-  std::ostream& err;
+  std::ostream &out;
+  std::ostream &err;
   bool json = false;
 };
 
 /// A subcommand's handler: runs it and returns the process exit status.
-using Handler = std::function<int(Context&)>;
+using Handler = std::function<int(Context &)>;
 
 /// One row of the subcommand table: `setup` adds the subcommand's options to `app` (binding
 /// them to state it owns) and returns the handler that runs it.
 struct Subcommand {
-  const char* name;
-  const char* description;
-  Handler (*setup)(CLI::App& app);
+  const char *name;
+  const char *description;
+  Handler (*setup)(CLI::App &app);
 };
 
 /// Runs the kopt CLI: parses argv against the subcommand table, runs the chosen handler, and
 /// prints `kopt: error: <message>` (exit 2) for a kopt::Error.
-int main(int argc, char** argv);
+int main(int argc, char **argv);
 
 } // namespace kopt::cli

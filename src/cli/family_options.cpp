@@ -12,7 +12,7 @@
 
 namespace kopt::cli {
 
-void FamilyOptions::add_to(CLI::App& app) {
+void FamilyOptions::add_to(CLI::App &app) {
   app.add_option("--spec", spec, "the family's family.json")->required();
   app.add_option("--state-dir", state_dir,
                  "the family's state folder in the build tree (<build>/kopt/<family>)")
@@ -24,7 +24,7 @@ void FamilyOptions::add_to(CLI::App& app) {
 }
 
 std::string LoadedFamily::baseline() const {
-  for (const auto& c : candidates.all()) {
+  for (const auto &c : candidates.all()) {
     if (c.spec.base.empty()) {
       return c.id();
     }
@@ -32,15 +32,15 @@ std::string LoadedFamily::baseline() const {
   throw Error(family.file.string() + ": no baseline candidate (one without 'base')");
 }
 
-LoadedFamily load_family(const FamilyOptions& options) {
+LoadedFamily load_family(const FamilyOptions &options) {
   spec::Family family = spec::load_family(options.spec);
   candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
   spec::Layout layout(options.state_dir, options.ledger);
   return {std::move(family), std::move(candidates), std::move(layout)};
 }
 
-std::optional<profile::RunSetup> gpu_setup(const LoadedFamily& loaded, double gpu_wait_min,
-                                           std::ostream& err) {
+std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
+                                           std::ostream &err) {
   if (loaded.family.backend == "host") {
     return profile::RunSetup{};
   }
@@ -63,8 +63,8 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily& loaded, double gp
   return profile::RunSetup{binding.env, binding.device};
 }
 
-int build_targets(const std::string& build_dir, const std::vector<std::string>& targets,
-                  std::ostream& err) {
+int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
+                  std::ostream &err) {
   util::RealProcessRunner runner;
   util::Command command;
   command.argv = {"cmake", "--build", build_dir, "--target"};

@@ -24,7 +24,7 @@ struct FamilyOptions {
   double gpu_wait_min = 60; ///< how long the GPU gate waits for an idle GPU
 
   /// Adds --spec and --state-dir (both required), --ledger and --gpu-wait-min to `app`.
-  void add_to(CLI::App& app);
+  void add_to(CLI::App &app);
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
@@ -38,18 +38,18 @@ struct LoadedFamily {
 };
 
 /// Loads family.json, discovers the candidates and builds the layout.
-LoadedFamily load_family(const FamilyOptions& options);
+LoadedFamily load_family(const FamilyOptions &options);
 
 /// Where a harness run of this family happens: nothing to bind for host families; for GPU
 /// families the GPU ctest allocated, or the most idle one the gate finds (waiting up to
 /// `gpu_wait_min`). Returns nullopt after printing why when there is none; giving up after
 /// the full wait also stops the ledger ("no idle GPU for 60 min").
-std::optional<profile::RunSetup> gpu_setup(const LoadedFamily& loaded, double gpu_wait_min,
-                                           std::ostream& err);
+std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
+                                           std::ostream &err);
 
 /// Runs `cmake --build <build_dir> --target <targets...>`; on failure prints the build's output
 /// to `err` and returns 1, else 0.
-int build_targets(const std::string& build_dir, const std::vector<std::string>& targets,
-                  std::ostream& err);
+int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
+                  std::ostream &err);
 
 } // namespace kopt::cli

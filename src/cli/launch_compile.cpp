@@ -17,7 +17,7 @@ struct LaunchOptions {
 
 } // namespace
 
-Handler setup_launch_compile(CLI::App& app) {
+Handler setup_launch_compile(CLI::App &app) {
   auto options = std::make_shared<LaunchOptions>();
   app.add_option("--cwd", options->cwd, "run the compile from this folder (the candidate's)")
       ->required();
@@ -26,7 +26,7 @@ Handler setup_launch_compile(CLI::App& app) {
                  "ccache's remote_storage for this compile (e.g. redis://host:6379); entries "
                  "that do not answer are dropped with a warning");
   app.add_option("command", options->command, "the compile command, after --")->required();
-  return [options](Context&) {
+  return [options](Context &) {
     util::RealProcessRunner runner;
     return buildinfo::launch_compile(options->command, options->cwd, options->base_dir, runner,
                                      options->remote_storage);

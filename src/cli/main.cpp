@@ -1,3 +1,3 @@
 #include "cli/cli.hpp"
 
-int main(int argc, char** argv) { return kopt::cli::main(argc, argv); }
+int main(int argc, char **argv) { return kopt::cli::main(argc, argv); }

@@ -21,11 +21,11 @@ struct ResourcesOptions {
 
 } // namespace
 
-Handler setup_resources(CLI::App& app) {
+Handler setup_resources(CLI::App &app) {
   auto options = std::make_shared<ResourcesOptions>();
   app.add_option("--out", options->out, "the ctest resource spec file to write")->required();
   app.add_flag("--all", options->all, "list every GPU, idle or not");
-  return [options](Context& context) {
+  return [options](Context &context) {
     util::RealProcessRunner runner;
     gpu::RealClock clock;
     gpu::Gate gate(runner, clock);
@@ -36,7 +36,7 @@ Handler setup_resources(CLI::App& app) {
     std::vector<int> gpus = report.idle;
     if (options->all) {
       gpus.clear();
-      for (const auto& verdict : report.gpus) {
+      for (const auto &verdict : report.gpus) {
         gpus.push_back(verdict.status.index);
       }
     }

@@ -6,22 +6,22 @@ namespace kopt::cli {
 
 /// Each function adds one subcommand's options to `app` and returns its handler; the table in
 /// commands.cpp lists them. Defined in the cli/<name>.cpp file of the same name.
-Handler setup_version(CLI::App& app);
-Handler setup_bench(CLI::App& app);
-Handler setup_build_report(CLI::App& app);
-Handler setup_check(CLI::App& app);
-Handler setup_capture(CLI::App& app);
-Handler setup_analyze(CLI::App& app);
-Handler setup_resource_usage(CLI::App& app);
-Handler setup_gen_instances(CLI::App& app);
-Handler setup_gpus(CLI::App& app);
-Handler setup_import(CLI::App& app);
-Handler setup_launch_compile(CLI::App& app);
-Handler setup_resources(CLI::App& app);
-Handler setup_decide(CLI::App& app);
-Handler setup_record(CLI::App& app);
-Handler setup_status(CLI::App& app);
-Handler setup_tune(CLI::App& app);
-Handler setup_heuristic(CLI::App& app);
+Handler setup_version(CLI::App &app);
+Handler setup_bench(CLI::App &app);
+Handler setup_build_report(CLI::App &app);
+Handler setup_check(CLI::App &app);
+Handler setup_capture(CLI::App &app);
+Handler setup_analyze(CLI::App &app);
+Handler setup_resource_usage(CLI::App &app);
+Handler setup_gen_instances(CLI::App &app);
+Handler setup_gpus(CLI::App &app);
+Handler setup_import(CLI::App &app);
+Handler setup_launch_compile(CLI::App &app);
+Handler setup_resources(CLI::App &app);
+Handler setup_decide(CLI::App &app);
+Handler setup_record(CLI::App &app);
+Handler setup_status(CLI::App &app);
+Handler setup_tune(CLI::App &app);
+Handler setup_heuristic(CLI::App &app);
 
 } // namespace kopt::cli

@@ -6,8 +6,8 @@
 
 namespace kopt::cli {
 
-Handler setup_version(CLI::App&) {
-  return [](Context& context) {
+Handler setup_version(CLI::App &) {
+  return [](Context &context) {
     if (context.json) {
       context.out << nlohmann::json{{"version", KOPT_VERSION}}.dump() << "\n";
     } else {

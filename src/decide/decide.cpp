@@ -358,8 +358,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     all.emplace_back(b->us, c->us);
     if (count_column >= 0) {
       const std::string &text = b->values.at(static_cast<size_t>(count_column));
-      double w = util::parse_double(text, "config " + config_label(columns, b->values) +
-                                              ": count");
+      double w = util::parse_double(text, "config " + config_label(columns, b->values) + ": count");
       if (!(w > 0)) {
         return failed(d, "config " + config_label(columns, b->values) +
                              ": count must be positive, got " + text);
@@ -543,9 +542,11 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.measured_by = util::json_field<std::string>(j, "measured_by", source);
   d.options.noise = util::json_field<double>(j, "noise", source);
   d.options.max_regression = util::json_field<double>(j, "max_regression", source);
-  d.options.harness_time =
-      util::json_field<bool>(j, "allow_harness_time", source) ? HarnessTime::allow : HarnessTime::refuse;
-  d.verdict = parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
+  d.options.harness_time = util::json_field<bool>(j, "allow_harness_time", source)
+                               ? HarnessTime::allow
+                               : HarnessTime::refuse;
+  d.verdict =
+      parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
   d.reason = util::json_field<std::string>(j, "reason", source);
   auto classes = util::json_field<nlohmann::json>(j, "classes", source);
   if (!classes.is_array()) {

@@ -6,8 +6,8 @@
 
 namespace kopt::gpu {
 
-int ctest_gpu_id(const std::string& value) {
-  for (const auto& part : util::split(value, ',')) {
+int ctest_gpu_id(const std::string &value) {
+  for (const auto &part : util::split(value, ',')) {
     std::string_view field = util::trim(part);
     if (field.rfind("id:", 0) == 0) {
       try {
@@ -22,16 +22,16 @@ int ctest_gpu_id(const std::string& value) {
 
 std::map<std::string, std::string> binding_environment() {
   std::map<std::string, std::string> env;
-  for (const char* name : {"CTEST_RESOURCE_GROUP_COUNT", "CTEST_RESOURCE_GROUP_0_GPUS"}) {
-    if (const char* value = std::getenv(name)) {
+  for (const char *name : {"CTEST_RESOURCE_GROUP_COUNT", "CTEST_RESOURCE_GROUP_0_GPUS"}) {
+    if (const char *value = std::getenv(name)) {
       env[name] = value;
     }
   }
   return env;
 }
 
-Binding bind(const std::string& backend, Gate& gate,
-             const std::map<std::string, std::string>& environment) {
+Binding bind(const std::string &backend, Gate &gate,
+             const std::map<std::string, std::string> &environment) {
   Binding binding;
   GpuTool tool = backend == "hip" ? GpuTool::rocm_smi : GpuTool::nvidia_smi;
   auto allocated = environment.find("CTEST_RESOURCE_GROUP_0_GPUS");
@@ -43,7 +43,7 @@ Binding bind(const std::string& backend, Gate& gate,
     }
     // ctest chose the GPU from the idle ones `kopt resources` listed; look up its name only.
     GateReport report = gate.check();
-    for (const auto& verdict : report.gpus) {
+    for (const auto &verdict : report.gpus) {
       if (verdict.status.index == id) {
         binding.device = verdict.status.name;
       }
@@ -62,8 +62,8 @@ Binding bind(const std::string& backend, Gate& gate,
   binding.ok = true;
   binding.device = outcome.name;
   binding.env = binding_env(outcome.tool, outcome.gpu);
-  binding.message = "idle GPU " + std::to_string(outcome.gpu) + " (" +
-                    std::string(to_string(outcome.tool)) + ")";
+  binding.message =
+      "idle GPU " + std::to_string(outcome.gpu) + " (" + std::string(to_string(outcome.tool)) + ")";
   return binding;
 }
 

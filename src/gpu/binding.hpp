@@ -19,13 +19,13 @@ struct Binding {
 
 /// Parses ctest's `CTEST_RESOURCE_GROUP_0_GPUS` value ("id:1,slots:1"); returns the GPU id or
 /// -1 when the text holds none.
-int ctest_gpu_id(const std::string& value);
+int ctest_gpu_id(const std::string &value);
 
 /// Binds a run of a `backend` ("cuda" or "hip") family: to the GPU ctest allocated when
 /// `environment` holds CTEST_RESOURCE_GROUP_0_GPUS (the test ran with a resource spec file),
 /// else to the most idle GPU the gate finds, waiting as the gate's options say.
-Binding bind(const std::string& backend, Gate& gate,
-             const std::map<std::string, std::string>& environment);
+Binding bind(const std::string &backend, Gate &gate,
+             const std::map<std::string, std::string> &environment);
 
 /// The variables of this process's environment that binding reads.
 std::map<std::string, std::string> binding_environment();

@@ -67,8 +67,10 @@ nlohmann::json change_json(const ClassChange &c) {
 }
 
 ClassChange change_from_json(const nlohmann::json &j, const std::string &where) {
-  return {util::json_field<std::string>(j, "class", where), util::json_field<double>(j, "best_us", where),
-          util::json_field<double>(j, "candidate_us", where), util::json_field<double>(j, "change", where)};
+  return {util::json_field<std::string>(j, "class", where),
+          util::json_field<double>(j, "best_us", where),
+          util::json_field<double>(j, "candidate_us", where),
+          util::json_field<double>(j, "change", where)};
 }
 
 ClassChange change_of(const decide::ClassRow &row) {
@@ -179,8 +181,8 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
       summary.classes.push_back(
           change_from_json(classes[k], where + ": classes[" + std::to_string(k) + "]"));
     }
-    summary.overall =
-        change_from_json(util::json_field<nlohmann::json>(r, "overall", where), where + ": overall");
+    summary.overall = change_from_json(util::json_field<nlohmann::json>(r, "overall", where),
+                                       where + ": overall");
     s.recent_regressions.push_back(std::move(summary));
   }
   s.repair_attempts = util::json_field<std::map<std::string, int>>(j, "repair_attempts", source);

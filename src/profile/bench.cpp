@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* mode_flag(HarnessMode mode) {
+const char *mode_flag(HarnessMode mode) {
   switch (mode) {
   case HarnessMode::correctness:
     return "--correctness";
@@ -29,10 +29,10 @@ const char* mode_flag(HarnessMode mode) {
   return "--benchmark";
 }
 
-void write_log(const fs::path& file, const util::Command& command,
-               const util::ProcessResult& result, double timeout_s) {
+void write_log(const fs::path &file, const util::Command &command,
+               const util::ProcessResult &result, double timeout_s) {
   std::string text = "$";
-  for (const auto& arg : command.argv) {
+  for (const auto &arg : command.argv) {
     text += " " + arg;
   }
   text += "\n# " + result.describe(timeout_s) + ", " + std::to_string(result.seconds) +
@@ -40,7 +40,7 @@ void write_log(const fs::path& file, const util::Command& command,
   util::write_file_atomic(file, text);
 }
 
-std::string tail(const std::string& text, size_t lines) {
+std::string tail(const std::string &text, size_t lines) {
   size_t pos = text.size();
   while (lines > 0 && pos > 0) {
     pos = text.rfind('\n', pos - 1);
@@ -55,8 +55,8 @@ std::string tail(const std::string& text, size_t lines) {
 // Replaces the harness's times by the profiler's per-config kernel time; when the profiler
 // attributed nothing to some config the measurement stays unprofiled, with the harness's times
 // and the reason.
-void use_profiler_times(Measurement& m, const ProfileReport& report, Source tool,
-                        const std::string& kernel_regex) {
+void use_profiler_times(Measurement &m, const ProfileReport &report, Source tool,
+                        const std::string &kernel_regex) {
   if (!report.profiled) {
     m.reason = "unprofiled: " + report.reason;
     return;
@@ -75,28 +75,27 @@ void use_profiler_times(Measurement& m, const ProfileReport& report, Source tool
   m.profiled = true;
 }
 
-void use_ncu_times(Measurement& m, const std::string& ncu_stdout, const std::string& source,
-                   const std::string& kernel_regex) {
+void use_ncu_times(Measurement &m, const std::string &ncu_stdout, const std::string &source,
+                   const std::string &kernel_regex) {
   ProfileOptions options;
   options.kernel_regex = kernel_regex;
   try {
-    use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu,
-                       kernel_regex);
-  } catch (const Error& e) {
+    use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu, kernel_regex);
+  } catch (const Error &e) {
     m.reason = std::string("ncu output unreadable, times are the harness's events: ") + e.what();
   }
 }
 
 // rocprofv3's kernel trace under `trace_dir`: by the harness's roctx ranges when it recorded
 // them, else in launch order, warm-up and timed runs alike (one matching dispatch per run).
-void use_rocprofv3_times(Measurement& m, const fs::path& trace_dir, const spec::Family& family) {
+void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::Family &family) {
   ProfileOptions options;
   options.kernel_regex = family.kernel_regex;
   options.launches_per_config = family.warmup + family.repeat;
   try {
     use_profiler_times(m, read_rocprofv3_output(trace_dir, options), Source::rocprofv3,
                        family.kernel_regex);
-  } catch (const Error& e) {
+  } catch (const Error &e) {
     m.reason =
         std::string("rocprofv3 output unreadable, times are the harness's events: ") + e.what();
   }
@@ -127,9 +126,9 @@ std::string host_cpu_model() {
   return "unknown CPU";
 }
 
-Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
-                        const std::string& id, HarnessMode mode, util::ProcessRunner& runner,
-                        const RunSetup& setup) {
+Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
+                        const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
+                        const RunSetup &setup) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
@@ -147,26 +146,25 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
   fs::remove(csv); // a stale file must never pass for this run's results
   if (!fs::exists(harness)) {
     m.status = "failed";
-    m.reason = "no harness binary at " + harness.string() + " (build target candidate_" + id +
-               " first)";
+    m.reason =
+        "no harness binary at " + harness.string() + " (build target candidate_" + id + " first)";
     return m;
   }
 
   util::Command command;
-  command.argv = {harness.string(), "--configs", family.configs.string(), mode_flag(mode),
-                  "--out", csv.string()};
+  command.argv = {harness.string(), "--configs", family.configs.string(),
+                  mode_flag(mode),  "--out",     csv.string()};
   if (fs::exists(layout.golden())) {
     command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
   }
   if (mode != HarnessMode::correctness) {
-    command.argv.insert(command.argv.end(), {"--warmup", std::to_string(family.warmup),
-                                             "--repeat", std::to_string(family.repeat)});
+    command.argv.insert(command.argv.end(), {"--warmup", std::to_string(family.warmup), "--repeat",
+                                             std::to_string(family.repeat)});
   }
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   bool profiling = mode != HarnessMode::correctness;
-  bool under_ncu =
-      family.backend == "cuda" && profiling && !util::find_program("ncu").empty();
+  bool under_ncu = family.backend == "cuda" && profiling && !util::find_program("ncu").empty();
   bool under_rocprofv3 =
       family.backend == "hip" && profiling && !util::find_program("rocprofv3").empty();
   fs::path trace_dir = dir / "rocprofv3";
@@ -196,12 +194,12 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
   std::vector<HarnessRow> rows;
   try {
     rows = read_harness_results(csv, m.config_columns, family.impl);
-  } catch (const Error& e) {
+  } catch (const Error &e) {
     m.status = "failed";
     m.reason = e.what();
     return m;
   }
-  for (auto& row : rows) {
+  for (auto &row : rows) {
     ConfigResult c;
     c.config_class = spec::config_class(family.classes, m.config_columns, row.values);
     c.values = std::move(row.values);
@@ -223,9 +221,9 @@ Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
   return m;
 }
 
-std::string ensure_golden(const spec::Family& family, const spec::Layout& layout,
-                          const std::string& baseline_id, const std::string& baseline_hash,
-                          util::ProcessRunner& runner, const RunSetup& setup) {
+std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
+                          const std::string &baseline_id, const std::string &baseline_hash,
+                          util::ProcessRunner &runner, const RunSetup &setup) {
   if (fs::exists(layout.golden()) && fs::exists(layout.golden_info())) {
     nlohmann::json info = util::read_json(layout.golden_info());
     if (info.value("baseline_hash", "") == baseline_hash &&
@@ -249,8 +247,8 @@ std::string ensure_golden(const spec::Family& family, const spec::Layout& layout
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {
     throw Error("cannot make the golden: baseline " + baseline_id + "'s harness " +
-                result.describe(family.timeout_s) + " (log: " +
-                (layout.golden().parent_path() / "golden.log").string() + ")");
+                result.describe(family.timeout_s) +
+                " (log: " + (layout.golden().parent_path() / "golden.log").string() + ")");
   }
   std::string printed = harness_hash(result.out);
   if (printed != baseline_hash) {

@@ -27,16 +27,16 @@ struct RunSetup {
 /// chrono time for host families; a benchmark of a cuda family runs under ncu, of a hip family
 /// under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is on PATH (the harness's
 /// events otherwise, marked unprofiled).
-Measurement run_harness(const spec::Family& family, const spec::Layout& layout,
-                        const std::string& id, HarnessMode mode, util::ProcessRunner& runner,
-                        const RunSetup& setup = {});
+Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
+                        const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
+                        const RunSetup &setup = {});
 
 /// Makes sure the golden exists and came from baseline `baseline_id` with content hash
 /// `baseline_hash`: otherwise runs the baseline's harness with --write-golden. Returns a
 /// one-line description of what it did; throws when the baseline's harness fails.
-std::string ensure_golden(const spec::Family& family, const spec::Layout& layout,
-                          const std::string& baseline_id, const std::string& baseline_hash,
-                          util::ProcessRunner& runner, const RunSetup& setup = {});
+std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
+                          const std::string &baseline_id, const std::string &baseline_hash,
+                          util::ProcessRunner &runner, const RunSetup &setup = {});
 
 /// Returns the machine's CPU model (from /proc/cpuinfo), or "unknown CPU".
 std::string host_cpu_model();

@@ -7,12 +7,12 @@
 
 namespace kopt::profile {
 
-std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
-                                             const std::vector<std::string>& config_columns,
-                                             const std::string& impl) {
+std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
+                                             const std::vector<std::string> &config_columns,
+                                             const std::string &impl) {
   util::CsvTable table = util::read_csv(file);
   std::vector<int> value_columns;
-  for (const auto& name : config_columns) {
+  for (const auto &name : config_columns) {
     value_columns.push_back(table.column(name));
   }
   int kernel = table.column("kernel");
@@ -23,7 +23,7 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
 
   std::vector<HarnessRow> rows;
   for (size_t r = 0; r < table.rows.size(); ++r) {
-    const auto& fields = table.rows[r];
+    const auto &fields = table.rows[r];
     HarnessRow row;
     for (int c : value_columns) {
       row.values.push_back(fields[c]);
@@ -38,7 +38,7 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
   return rows;
 }
 
-std::string harness_hash(const std::string& stdout_text) {
+std::string harness_hash(const std::string &stdout_text) {
   std::istringstream lines(stdout_text);
   std::string line;
   const std::string prefix = "kopt-candidate: ";

@@ -19,12 +19,12 @@ struct HarnessRow {
 /// Reads a harness results CSV (docs/FORMATS.md): `config_columns` first, then kernel,
 /// us_<impl>, err_<impl>. A missing column is an error naming the file and the column; a bad
 /// number names file:line and the column.
-std::vector<HarnessRow> read_harness_results(const std::filesystem::path& file,
-                                             const std::vector<std::string>& config_columns,
-                                             const std::string& impl);
+std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
+                                             const std::vector<std::string> &config_columns,
+                                             const std::string &impl);
 
 /// The first line a harness prints, `kopt-candidate: <id> <hash>`; returns the hash, or "" when
 /// the output holds no such line.
-std::string harness_hash(const std::string& stdout_text);
+std::string harness_hash(const std::string &stdout_text);
 
 } // namespace kopt::profile

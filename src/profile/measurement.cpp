@@ -5,7 +5,7 @@
 
 namespace kopt::profile {
 
-const char* to_string(Source source) {
+const char *to_string(Source source) {
   switch (source) {
   case Source::chrono:
     return "chrono";
@@ -19,7 +19,7 @@ const char* to_string(Source source) {
   return "?";
 }
 
-Source parse_source(const std::string& text, const std::string& where) {
+Source parse_source(const std::string &text, const std::string &where) {
   for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3}) {
     if (text == to_string(s)) {
       return s;
@@ -28,35 +28,34 @@ Source parse_source(const std::string& text, const std::string& where) {
   throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, got '" + text + "'");
 }
 
-nlohmann::json to_json(const Measurement& m) {
+nlohmann::json to_json(const Measurement &m) {
   nlohmann::json configs = nlohmann::json::array();
-  for (const auto& c : m.configs) {
-    nlohmann::json row{{"values", c.values}, {"class", c.config_class}, {"kernel", c.kernel},
-                       {"us", c.us},         {"harness_us", c.harness_us}};
+  for (const auto &c : m.configs) {
+    nlohmann::json row{{"values", c.values},
+                       {"class", c.config_class},
+                       {"kernel", c.kernel},
+                       {"us", c.us},
+                       {"harness_us", c.harness_us}};
     row["err"] = c.err_known ? nlohmann::json(c.err) : nlohmann::json(nullptr);
     configs.push_back(std::move(row));
   }
-  return {{"family", m.family},
-          {"candidate", m.candidate},
-          {"hash", m.hash},
-          {"status", m.status},
-          {"reason", m.reason},
-          {"measured_by", to_string(m.measured_by)},
-          {"profiled", m.profiled},
-          {"device", m.device},
-          {"date", m.date},
-          {"config_columns", m.config_columns},
+  return {{"family", m.family},     {"candidate", m.candidate},
+          {"hash", m.hash},         {"status", m.status},
+          {"reason", m.reason},     {"measured_by", to_string(m.measured_by)},
+          {"profiled", m.profiled}, {"device", m.device},
+          {"date", m.date},         {"config_columns", m.config_columns},
           {"configs", configs}};
 }
 
-Measurement measurement_from_json(const nlohmann::json& j, const std::string& source) {
+Measurement measurement_from_json(const nlohmann::json &j, const std::string &source) {
   Measurement m;
   m.family = util::json_field<std::string>(j, "family", source);
   m.candidate = util::json_field<std::string>(j, "candidate", source);
   m.hash = util::json_field<std::string>(j, "hash", source);
   m.status = util::json_field<std::string>(j, "status", source);
   m.reason = util::json_field<std::string>(j, "reason", source);
-  m.measured_by = parse_source(util::json_field<std::string>(j, "measured_by", source), source + ": measured_by");
+  m.measured_by = parse_source(util::json_field<std::string>(j, "measured_by", source),
+                               source + ": measured_by");
   m.profiled = util::json_field<bool>(j, "profiled", source);
   m.device = util::json_field<std::string>(j, "device", source);
   m.date = util::json_field<std::string>(j, "date", source);
@@ -64,7 +63,7 @@ Measurement measurement_from_json(const nlohmann::json& j, const std::string& so
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);
   for (size_t i = 0; i < configs.size(); ++i) {
     std::string where = source + ": configs[" + std::to_string(i) + "]";
-    const auto& row = configs[i];
+    const auto &row = configs[i];
     ConfigResult c;
     c.values = util::json_field<std::vector<std::string>>(row, "values", where);
     c.config_class = util::json_field<std::string>(row, "class", where);
@@ -81,11 +80,11 @@ Measurement measurement_from_json(const nlohmann::json& j, const std::string& so
   return m;
 }
 
-Measurement read_measurement(const std::filesystem::path& path) {
+Measurement read_measurement(const std::filesystem::path &path) {
   return measurement_from_json(util::read_json(path), path.string());
 }
 
-void write_measurement(const std::filesystem::path& path, const Measurement& m) {
+void write_measurement(const std::filesystem::path &path, const Measurement &m) {
   util::write_json_atomic(path, to_json(m));
 }
 

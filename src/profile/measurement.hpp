@@ -13,10 +13,10 @@ namespace kopt::profile {
 enum class Source { chrono, events, ncu, rocprofv3 };
 
 /// Returns "chrono", "events", "ncu" or "rocprofv3".
-const char* to_string(Source source);
+const char *to_string(Source source);
 
 /// Parses a source name; throws kopt::Error naming `where` for anything else.
-Source parse_source(const std::string& text, const std::string& where);
+Source parse_source(const std::string &text, const std::string &where);
 
 /// One config's result: its column values, config class, the kernel dispatch chose, the keep
 /// metric `us` (profiler time, or the harness's own on host), the harness time and the error.
@@ -34,13 +34,13 @@ struct ConfigResult {
 struct Measurement {
   std::string family;
   std::string candidate;
-  std::string hash;        ///< the content hash the harness printed
+  std::string hash;          ///< the content hash the harness printed
   std::string status = "ok"; ///< "ok" or "failed"
-  std::string reason;      ///< why it failed (harness crash, timeout, hash mismatch...)
+  std::string reason;        ///< why it failed (harness crash, timeout, hash mismatch...)
   Source measured_by = Source::chrono;
-  bool profiled = true;    ///< false: the profiler failed, times are the harness's own
-  std::string device;      ///< CPU or GPU model the run used
-  std::string date;        ///< ISO 8601, UTC
+  bool profiled = true; ///< false: the profiler failed, times are the harness's own
+  std::string device;   ///< CPU or GPU model the run used
+  std::string date;     ///< ISO 8601, UTC
   std::vector<std::string> config_columns;
   std::vector<ConfigResult> configs;
 
@@ -49,15 +49,15 @@ struct Measurement {
 };
 
 /// Serialises a measurement (stable key order).
-nlohmann::json to_json(const Measurement& m);
+nlohmann::json to_json(const Measurement &m);
 
 /// Reads a measurement back; errors name `source` and the missing or mistyped field.
-Measurement measurement_from_json(const nlohmann::json& j, const std::string& source);
+Measurement measurement_from_json(const nlohmann::json &j, const std::string &source);
 
 /// Reads measurement.json; errors name the file and field.
-Measurement read_measurement(const std::filesystem::path& path);
+Measurement read_measurement(const std::filesystem::path &path);
 
 /// Writes measurement.json atomically.
-void write_measurement(const std::filesystem::path& path, const Measurement& m);
+void write_measurement(const std::filesystem::path &path, const Measurement &m);
 
 } // namespace kopt::profile

@@ -17,11 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kFamilyFields = {
-    "name",      "backend",      "impl",     "kernel",     "parameters", "instances", "default",
-    "heuristic", "tuned",        "arch",     "compile",    "dispatch",   "configs",   "classes",
-    "harness",   "kernel_regex", "editable", "candidates", "timeout_s",  "bench",
-    "compile_budget_s"};
+const std::vector<std::string> kFamilyFields = {"name",         "backend",    "impl",
+                                                "kernel",       "parameters", "instances",
+                                                "default",      "heuristic",  "tuned",
+                                                "arch",         "compile",    "dispatch",
+                                                "configs",      "classes",    "harness",
+                                                "kernel_regex", "editable",   "candidates",
+                                                "timeout_s",    "bench",      "compile_budget_s"};
 
 bool is_identifier(const std::string &text) {
   static const std::regex pattern("[A-Za-z_][A-Za-z0-9_]*");

@@ -15,18 +15,18 @@ struct Layout {
   Layout(std::filesystem::path root, std::filesystem::path ledger = {});
 
   std::filesystem::path gen_root() const { return root / "gen"; }
-  std::filesystem::path gen_dir(const std::string& id) const { return gen_root() / id; }
-  std::filesystem::path harness(const std::string& id) const {
+  std::filesystem::path gen_dir(const std::string &id) const { return gen_root() / id; }
+  std::filesystem::path harness(const std::string &id) const {
     return root / "bin" / ("candidate_" + id);
   }
-  std::filesystem::path results_dir(const std::string& id) const { return root / "results" / id; }
-  std::filesystem::path results_csv(const std::string& id) const {
+  std::filesystem::path results_dir(const std::string &id) const { return root / "results" / id; }
+  std::filesystem::path results_csv(const std::string &id) const {
     return results_dir(id) / "results.csv";
   }
-  std::filesystem::path measurement(const std::string& id) const {
+  std::filesystem::path measurement(const std::string &id) const {
     return results_dir(id) / "measurement.json";
   }
-  std::filesystem::path decision(const std::string& id) const {
+  std::filesystem::path decision(const std::string &id) const {
     return results_dir(id) / "decision.json";
   }
   std::filesystem::path golden() const { return root / "golden" / "golden.bin"; }

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <sys/stat.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kopt::util {
@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void write_all(int fd, std::string_view content, const fs::path& path) {
+void write_all(int fd, std::string_view content, const fs::path &path) {
   while (!content.empty()) {
     ssize_t n = ::write(fd, content.data(), content.size());
     if (n < 0) {
@@ -31,7 +31,7 @@ void write_all(int fd, std::string_view content, const fs::path& path) {
 
 } // namespace
 
-void write_file_atomic(const fs::path& path, std::string_view content) {
+void write_file_atomic(const fs::path &path, std::string_view content) {
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path());
   }
@@ -58,7 +58,7 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   }
 }
 
-bool write_file_if_changed(const fs::path& path, std::string_view content) {
+bool write_file_if_changed(const fs::path &path, std::string_view content) {
   std::error_code ec;
   if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == content.size() &&
       read_file(path) == content) {
@@ -68,7 +68,7 @@ bool write_file_if_changed(const fs::path& path, std::string_view content) {
   return true;
 }
 
-void append_line(const fs::path& path, std::string_view line) {
+void append_line(const fs::path &path, std::string_view line) {
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path());
   }
@@ -88,7 +88,7 @@ void append_line(const fs::path& path, std::string_view line) {
   ::close(fd);
 }
 
-std::string read_file(const fs::path& path) {
+std::string read_file(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw Error(path.string() + ": cannot read: " + std::strerror(errno));

@@ -8,16 +8,16 @@ namespace kopt::util {
 
 /// Writes `content` to `path` through a temporary file beside it and a rename, so a reader
 /// never sees a half-written file and a failure loses nothing that was there before.
-void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+void write_file_atomic(const std::filesystem::path &path, std::string_view content);
 
 /// Writes `content` atomically only when the file is missing or differs; returns whether it
 /// wrote. An unchanged file keeps its mtime, so ninja sees no work.
-bool write_file_if_changed(const std::filesystem::path& path, std::string_view content);
+bool write_file_if_changed(const std::filesystem::path &path, std::string_view content);
 
 /// Appends one line (a newline is added) to `path` and flushes it to disk before returning.
-void append_line(const std::filesystem::path& path, std::string_view line);
+void append_line(const std::filesystem::path &path, std::string_view line);
 
 /// Reads a whole file; throws kopt::Error naming the path when it cannot.
-std::string read_file(const std::filesystem::path& path);
+std::string read_file(const std::filesystem::path &path);
 
 } // namespace kopt::util

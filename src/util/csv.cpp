@@ -18,7 +18,7 @@ int CsvTable::column(std::string_view name) const {
   int index = find_column(name);
   if (index < 0) {
     std::string have;
-    for (const auto& h : header) {
+    for (const auto &h : header) {
       have += (have.empty() ? "" : ", ") + h;
     }
     throw Error(source + ": missing column '" + std::string(name) + "' (columns: " + have + ")");
@@ -33,7 +33,7 @@ std::string CsvTable::where(size_t row) const {
 namespace {
 
 // Splits one logical record starting at `pos`; advances `pos` past it and counts newlines.
-std::vector<std::string> parse_record(std::string_view text, size_t& pos, int& line) {
+std::vector<std::string> parse_record(std::string_view text, size_t &pos, int &line) {
   std::vector<std::string> fields;
   std::string field;
   bool quoted = false;
@@ -94,7 +94,7 @@ std::vector<std::string> parse_record(std::string_view text, size_t& pos, int& l
   return fields;
 }
 
-bool blank(const std::vector<std::string>& fields) {
+bool blank(const std::vector<std::string> &fields) {
   return fields.size() == 1 && fields[0].find_first_not_of(" \t") == std::string::npos;
 }
 
@@ -131,7 +131,7 @@ CsvTable parse_csv(std::string_view text, std::string source) {
   return table;
 }
 
-CsvTable read_csv(const std::filesystem::path& path) {
+CsvTable read_csv(const std::filesystem::path &path) {
   return parse_csv(read_file(path), path.string());
 }
 
@@ -149,7 +149,7 @@ std::string csv_field(std::string_view field) {
   return out + "\"";
 }
 
-std::string csv_line(const std::vector<std::string>& fields) {
+std::string csv_line(const std::vector<std::string> &fields) {
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
     line += (i ? "," : "") + csv_field(fields[i]);

@@ -32,12 +32,12 @@ struct CsvTable {
 CsvTable parse_csv(std::string_view text, std::string source);
 
 /// Reads and parses a CSV file; errors name the file.
-CsvTable read_csv(const std::filesystem::path& path);
+CsvTable read_csv(const std::filesystem::path &path);
 
 /// Quotes a field when it holds a comma, quote or newline.
 std::string csv_field(std::string_view field);
 
 /// Joins fields into one CSV line (no newline).
-std::string csv_line(const std::vector<std::string>& fields);
+std::string csv_line(const std::vector<std::string> &fields);
 
 } // namespace kopt::util

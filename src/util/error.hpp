@@ -9,7 +9,7 @@ namespace kopt {
 /// (file:line: field: what was expected). `main` catches it and prints `kopt: error: <what>`.
 class Error : public std::runtime_error {
 public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string &message) : std::runtime_error(message) {}
 };
 
 } // namespace kopt

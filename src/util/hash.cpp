@@ -17,7 +17,7 @@ Hasher::Hasher() : state_(new State) { XXH3_128bits_reset(&state_->xxh); }
 
 Hasher::~Hasher() { delete state_; }
 
-Hasher& Hasher::add(std::string_view data) {
+Hasher &Hasher::add(std::string_view data) {
   // The length goes first so that piece boundaries are part of the hash.
   unsigned long long size = data.size();
   XXH3_128bits_update(&state_->xxh, &size, sizeof size);
@@ -33,7 +33,7 @@ std::string Hasher::hex() const {
   return text;
 }
 
-std::string hash_file(const std::filesystem::path& path) {
+std::string hash_file(const std::filesystem::path &path) {
   Hasher hasher;
   hasher.add(read_file(path));
   return hasher.hex();

@@ -11,21 +11,21 @@ class Hasher {
 public:
   Hasher();
   ~Hasher();
-  Hasher(const Hasher&) = delete;
-  Hasher& operator=(const Hasher&) = delete;
+  Hasher(const Hasher &) = delete;
+  Hasher &operator=(const Hasher &) = delete;
 
   /// Feeds `data` followed by a separator, so ("ab","c") and ("a","bc") hash differently.
-  Hasher& add(std::string_view data);
+  Hasher &add(std::string_view data);
 
   /// Returns the hash of everything added so far.
   std::string hex() const;
 
 private:
   struct State; // XXH3's state, inlined in hash.cpp so kopt needs no xxhash library at run time
-  State* state_;
+  State *state_;
 };
 
 /// Returns the hex content hash of one file's bytes.
-std::string hash_file(const std::filesystem::path& path);
+std::string hash_file(const std::filesystem::path &path);
 
 } // namespace kopt::util

@@ -5,10 +5,10 @@
 
 namespace kopt::util {
 
-nlohmann::json parse_json(const std::string& text, const std::string& source) {
+nlohmann::json parse_json(const std::string &text, const std::string &source) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::parse_error &e) {
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     int line = 1;
     int column = 1;
@@ -30,11 +30,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
   }
 }
 
-nlohmann::json read_json(const std::filesystem::path& path) {
+nlohmann::json read_json(const std::filesystem::path &path) {
   return parse_json(read_file(path), path.string());
 }
 
-void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value) {
+void write_json_atomic(const std::filesystem::path &path, const nlohmann::json &value) {
   write_file_atomic(path, value.dump(2) + "\n");
 }
 

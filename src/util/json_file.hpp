@@ -12,25 +12,25 @@ namespace kopt::util {
 /// Returns j[key] as a T; throws `<where>: missing field '<key>'` or `<where>: field '<key>' has
 /// the wrong type`, so readers of kopt's own JSON files name what is wrong.
 template <typename T>
-T json_field(const nlohmann::json& j, const char* key, const std::string& where) {
+T json_field(const nlohmann::json &j, const char *key, const std::string &where) {
   if (!j.is_object() || !j.contains(key)) {
     throw Error(where + ": missing field '" + key + "'");
   }
   try {
     return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
+  } catch (const nlohmann::json::exception &) {
     throw Error(where + ": field '" + key + "' has the wrong type");
   }
 }
 
 /// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
-nlohmann::json read_json(const std::filesystem::path& path);
+nlohmann::json read_json(const std::filesystem::path &path);
 
 /// Parses JSON text; `source` names it in errors as read_json does.
-nlohmann::json parse_json(const std::string& text, const std::string& source);
+nlohmann::json parse_json(const std::string &text, const std::string &source);
 
 /// Serialises `value` deterministically (sorted keys, 2-space indent, trailing newline) and
 /// writes it atomically.
-void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value);
+void write_json_atomic(const std::filesystem::path &path, const nlohmann::json &value);
 
 } // namespace kopt::util

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
+extern char **environ;
 
 namespace kopt::util {
 
@@ -32,24 +32,24 @@ std::string ProcessResult::describe(double timeout_s) const {
 
 namespace {
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
+std::vector<std::string> merged_environment(const std::map<std::string, std::string> &extra) {
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
+  for (char **e = environ; *e; ++e) {
     std::string entry = *e;
     std::string key = entry.substr(0, entry.find('='));
     if (!extra.count(key)) {
       env.push_back(entry);
     }
   }
-  for (const auto& [key, value] : extra) {
+  for (const auto &[key, value] : extra) {
     env.push_back(key + "=" + value);
   }
   return env;
 }
 
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) {
+std::vector<char *> pointers(std::vector<std::string> &strings) {
+  std::vector<char *> out;
+  for (auto &s : strings) {
     out.push_back(s.data());
   }
   out.push_back(nullptr);
@@ -58,7 +58,7 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 } // namespace
 
-ProcessResult RealProcessRunner::run(const Command& command) {
+ProcessResult RealProcessRunner::run(const Command &command) {
   ProcessResult result;
   if (command.argv.empty()) {
     throw Error("internal: empty command");
@@ -107,7 +107,7 @@ ProcessResult RealProcessRunner::run(const Command& command) {
   ::close(exec_pipe[0]);
 
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
+  std::string *sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buffer[65536];
   while (open_fds > 0) {
@@ -140,7 +140,7 @@ ProcessResult RealProcessRunner::run(const Command& command) {
       }
     }
   }
-  for (auto& fd : fds) {
+  for (auto &fd : fds) {
     if (fd.fd >= 0) {
       ::close(fd.fd);
     }
@@ -151,8 +151,7 @@ ProcessResult RealProcessRunner::run(const Command& command) {
   if (result.timed_out) {
     ::kill(-pid, SIGKILL); // any grandchildren still holding on
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -165,16 +164,17 @@ ProcessResult RealProcessRunner::run(const Command& command) {
   return result;
 }
 
-std::string find_program(const std::string& program) {
+std::string find_program(const std::string &program) {
   if (program.find('/') != std::string::npos) {
     return ::access(program.c_str(), X_OK) == 0 ? program : "";
   }
-  const char* path = std::getenv("PATH");
+  const char *path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t end = dirs.find(':', start);
-    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string dir =
+        dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
     std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
     if (::access(candidate.c_str(), X_OK) == 0) {
       return candidate;

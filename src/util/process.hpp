@@ -40,16 +40,16 @@ public:
 
   /// Runs `command` to completion (or its time limit) and returns what happened. A child that
   /// times out is killed with its whole process group.
-  virtual ProcessResult run(const Command& command) = 0;
+  virtual ProcessResult run(const Command &command) = 0;
 };
 
 /// The ProcessRunner that forks and executes real programs.
 class RealProcessRunner : public ProcessRunner {
 public:
-  ProcessResult run(const Command& command) override;
+  ProcessResult run(const Command &command) override;
 };
 
 /// Returns the full path of `program` found on PATH, or "" when it is not there.
-std::string find_program(const std::string& program);
+std::string find_program(const std::string &program);
 
 } // namespace kopt::util

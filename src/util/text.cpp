@@ -31,7 +31,7 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, end - begin + 1);
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+std::string join(const std::vector<std::string> &parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (i) {
@@ -56,7 +56,7 @@ std::string without_separators(std::string_view text) {
 
 } // namespace
 
-int64_t parse_int(std::string_view text, const std::string& where) {
+int64_t parse_int(std::string_view text, const std::string &where) {
   std::string clean = without_separators(text);
   int64_t value = 0;
   auto [end, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), value);
@@ -66,9 +66,9 @@ int64_t parse_int(std::string_view text, const std::string& where) {
   return value;
 }
 
-double parse_double(std::string_view text, const std::string& where) {
+double parse_double(std::string_view text, const std::string &where) {
   std::string clean = without_separators(text);
-  char* end = nullptr;
+  char *end = nullptr;
   double value = std::strtod(clean.c_str(), &end);
   if (clean.empty() || end != clean.c_str() + clean.size()) {
     throw Error(where + ": expected a number, got '" + std::string(text) + "'");
@@ -99,10 +99,10 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+std::string nearest(std::string_view word, const std::vector<std::string> &candidates) {
   std::string best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& candidate : candidates) {
+  for (const auto &candidate : candidates) {
     size_t d = edit_distance(word, candidate);
     if (d < best_distance) {
       best = candidate;

@@ -14,15 +14,15 @@ std::vector<std::string> split(std::string_view text, char sep);
 std::string_view trim(std::string_view text);
 
 /// Joins `parts` with `sep` between them.
-std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string join(const std::vector<std::string> &parts, std::string_view sep);
 
 /// Parses a whole decimal integer; thousands separators (",") are accepted. Throws
 /// `<where>: expected an integer, got '<text>'`.
-int64_t parse_int(std::string_view text, const std::string& where);
+int64_t parse_int(std::string_view text, const std::string &where);
 
 /// Parses a whole floating-point number; thousands separators are accepted. Throws
 /// `<where>: expected a number, got '<text>'`.
-double parse_double(std::string_view text, const std::string& where);
+double parse_double(std::string_view text, const std::string &where);
 
 /// Formats a double with up to `digits` significant digits and no trailing noise.
 std::string format_number(double value, int digits = 6);
@@ -31,6 +31,6 @@ std::string format_number(double value, int digits = 6);
 size_t edit_distance(std::string_view a, std::string_view b);
 
 /// Returns the candidate nearest to `word` when it is close enough to suggest, else "".
-std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
+std::string nearest(std::string_view word, const std::vector<std::string> &candidates);
 
 } // namespace kopt::util

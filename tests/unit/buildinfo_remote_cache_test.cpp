@@ -50,9 +50,9 @@ TEST_CASE("an entry that does not answer is dropped with a warning; others pass 
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
   socklen_t size = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &size) == 0);
   int port = ntohs(addr.sin_port);
   ::close(fd);
   std::string dead = "redis://127.0.0.1:" + std::to_string(port);

@@ -18,7 +18,7 @@ TEST_CASE("ninja -t deps output parses into absolute paths") {
                      "    x.cpp\n";
   auto deps = bi::parse_ninja_deps(text, "/b");
   REQUIRE(deps.size() == 2);
-  auto& a = deps["CMakeFiles/candidate_01.dir/kopt/gen/01/instances/a.cpp.o"];
+  auto &a = deps["CMakeFiles/candidate_01.dir/kopt/gen/01/instances/a.cpp.o"];
   CHECK(a == std::vector<std::string>{"/b/kopt/gen/01/instances/a.cpp", "/b/kopt/gen/01/src/k.hpp",
                                       "/usr/include/stdc-predef.h"});
   CHECK(deps["other.o"] == std::vector<std::string>{"/b/x.cpp"});
@@ -59,9 +59,12 @@ TEST_CASE("identity: own sources pass, another candidate's sources fail") {
 }
 
 TEST_CASE("compile arguments: relative outputs become absolute") {
-  std::vector<std::string> args = {"ccache", "/usr/bin/c++", "-I/b/gen/01", "-MD", "-MT",
-                                   "CMakeFiles/t.dir/a.cpp.o", "-MF", "CMakeFiles/t.dir/a.cpp.o.d",
-                                   "-o", "CMakeFiles/t.dir/a.cpp.o", "-c", "/b/gen/01/a.cpp",
+  std::vector<std::string> args = {"ccache",      "/usr/bin/c++",
+                                   "-I/b/gen/01", "-MD",
+                                   "-MT",         "CMakeFiles/t.dir/a.cpp.o",
+                                   "-MF",         "CMakeFiles/t.dir/a.cpp.o.d",
+                                   "-o",          "CMakeFiles/t.dir/a.cpp.o",
+                                   "-c",          "/b/gen/01/a.cpp",
                                    "@rsp.txt"};
   auto out = bi::rewrite_compile_args(args, "/b");
   CHECK(out[5] == "CMakeFiles/t.dir/a.cpp.o"); // -MT keeps ninja's target text

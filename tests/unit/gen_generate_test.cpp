@@ -62,11 +62,11 @@ TEST_CASE("generate writes every file once, then nothing") {
   CHECK(first.target == "global");
   CHECK(first.hash.size() == 32);
   CHECK(relative(first.written, dir) ==
-        std::vector<std::string>{
-            "instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp", "instances/tiny_2x1.cpp",
-            "instances/tiny_big.cpp", "kopt_capture.h", "kopt_dispatch.cpp", "kopt_identity.cpp",
-            "kopt_manifest.h", "kopt_registry.cpp", "manifest.json", "src/instance.cpp.in",
-            "src/tiny_kernel.hpp"});
+        std::vector<std::string>{"instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp",
+                                 "instances/tiny_2x1.cpp", "instances/tiny_big.cpp",
+                                 "kopt_capture.h", "kopt_dispatch.cpp", "kopt_identity.cpp",
+                                 "kopt_manifest.h", "kopt_registry.cpp", "manifest.json",
+                                 "src/instance.cpp.in", "src/tiny_kernel.hpp"});
   CHECK(first.outputs == first.written);
   CHECK(relative(first.sources, dir) ==
         std::vector<std::string>{"instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp",

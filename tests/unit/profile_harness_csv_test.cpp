@@ -32,11 +32,11 @@ TEST_CASE("a missing column names the file and the column") {
                            .c_str(),
                        kopt::Error);
   auto no_config = dir.write("c.csv", "M,N,kernel,us_kopt,err_kopt\n16,256,k,1,0\n");
-  CHECK_THROWS_WITH_AS(kopt::profile::read_harness_results(no_config, {"M", "N", "K"}, "kopt"),
-                       (no_config.string() +
-                        ": missing column 'K' (columns: M, N, kernel, us_kopt, err_kopt)")
-                           .c_str(),
-                       kopt::Error);
+  CHECK_THROWS_WITH_AS(
+      kopt::profile::read_harness_results(no_config, {"M", "N", "K"}, "kopt"),
+      (no_config.string() + ": missing column 'K' (columns: M, N, kernel, us_kopt, err_kopt)")
+          .c_str(),
+      kopt::Error);
 }
 
 TEST_CASE("a bad number names file, line and column") {

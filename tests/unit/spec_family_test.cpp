@@ -284,10 +284,10 @@ TEST_CASE("errors name the file and the field") {
   }
   SUBCASE("compile_budget_s must be positive") {
     edit(file, [](nlohmann::json &j) { j["compile_budget_s"] = -5; });
-    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
-                         (at + "compile_budget_s: expected a positive number of seconds, got -5")
-                             .c_str(),
-                         kopt::Error);
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "compile_budget_s: expected a positive number of seconds, got -5").c_str(),
+        kopt::Error);
   }
   SUBCASE("compile_budget_s is read") {
     edit(file, [](nlohmann::json &j) { j["compile_budget_s"] = 900; });

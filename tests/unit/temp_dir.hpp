@@ -11,20 +11,20 @@ class TempDir {
 public:
   TempDir();
   ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
 
   /// The folder's path.
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path &path() const { return path_; }
 
   /// Writes `content` to `relative` inside the folder (creating folders) and returns its path.
-  std::filesystem::path write(const std::string& relative, const std::string& content) const;
+  std::filesystem::path write(const std::string &relative, const std::string &content) const;
 
 private:
   std::filesystem::path path_;
 };
 
 /// Returns the path of a file under tests/fixtures.
-std::filesystem::path fixture(const std::string& relative);
+std::filesystem::path fixture(const std::string &relative);
 
 } // namespace kopt::test
