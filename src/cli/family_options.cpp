@@ -55,7 +55,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
     err << "kopt: GPU gate: " << binding.message << "\n";
     if (binding.gave_up) {
       ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
-                               profile::utc_now(), static_cast<int>(gpu_wait_min));
+                               util::utc_now(), static_cast<int>(gpu_wait_min));
     }
     return std::nullopt;
   }

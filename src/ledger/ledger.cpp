@@ -50,15 +50,6 @@ std::string cell(const std::string &text) {
   return out.empty() ? "-" : out;
 }
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 nlohmann::json change_json(const ClassChange &c) {
   return {{"class", c.config_class},
           {"best_us", c.best_us},
@@ -286,7 +277,7 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     throw Error("the measurement is for " + measurement.candidate + " but the decision is for " +
                 d.candidate);
   }
-  std::string date = d.date.empty() ? now_utc() : d.date;
+  std::string date = d.date.empty() ? util::utc_now() : d.date;
   std::optional<State> current = read_state(files);
 
   if (!current) {
@@ -453,7 +444,7 @@ State stop_no_idle_gpu(const Files &files, const std::string &family, const std:
   }
   s.stopped = true;
   s.stop_reason = "no idle GPU for " + std::to_string(waited_min) + " min";
-  s.stop_date = date.empty() ? now_utc() : date;
+  s.stop_date = date.empty() ? util::utc_now() : date;
   write_all(files, s, {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
   return s;
 }

@@ -7,6 +7,7 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/text.hpp"
 
 #include <ctime>
 #include <fstream>
@@ -103,15 +104,6 @@ void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::
 
 } // namespace
 
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 std::string host_cpu_model() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -136,7 +128,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   m.measured_by = host ? Source::chrono : Source::events;
   m.profiled = host;
   m.device = host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device);
-  m.date = utc_now();
+  m.date = util::utc_now();
   m.config_columns = util::read_csv(family.configs).header;
 
   fs::path harness = layout.harness(id);
@@ -259,7 +251,7 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   util::write_json_atomic(layout.golden_info(), {{"baseline", baseline_id},
                                                  {"baseline_hash", baseline_hash},
                                                  {"configs", family.configs.string()},
-                                                 {"date", utc_now()}});
+                                                 {"date", util::utc_now()}});
   return "golden written from candidate " + baseline_id;
 }
 

@@ -41,7 +41,4 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
 /// Returns the machine's CPU model (from /proc/cpuinfo), or "unknown CPU".
 std::string host_cpu_model();
 
-/// Returns the current UTC time as ISO 8601 (seconds).
-std::string utc_now();
-
 } // namespace kopt::profile

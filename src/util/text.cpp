@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace kopt::util {
 
@@ -79,6 +80,15 @@ double parse_double(std::string_view text, const std::string &where) {
 std::string format_number(double value, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
 }
 

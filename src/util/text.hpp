@@ -27,6 +27,10 @@ double parse_double(std::string_view text, const std::string &where);
 /// Formats a double with up to `digits` significant digits and no trailing noise.
 std::string format_number(double value, int digits = 6);
 
+/// Returns the current UTC time as ISO 8601 to the second ("2026-11-21T21:55:46Z"), the date
+/// format of every file kopt writes.
+std::string utc_now();
+
 /// Returns the Levenshtein edit distance between two strings (for "did you mean" hints).
 size_t edit_distance(std::string_view a, std::string_view b);
 
