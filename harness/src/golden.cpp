@@ -95,7 +95,10 @@ void write_golden(const std::string &path, const Golden &golden) {
   }
 }
 
-Golden read_golden(const std::string &path) {
+namespace {
+
+// Reads every entry, or with `keys` only theirs; see the two read_golden in golden.hpp.
+Golden read_entries(const std::string &path, const std::set<std::string> *keys) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw Error(path + ": cannot open the golden file");
@@ -108,6 +111,9 @@ Golden read_golden(const std::string &path) {
   Golden golden;
   golden.set_source(path);
   std::size_t entries = read_count(in, path, "the number of configs");
+  std::error_code ec;
+  const auto file_size = std::filesystem::file_size(path, ec);
+  std::set<std::string> skipped;
   std::string bytes;
   for (std::size_t e = 0; e < entries; ++e) {
     std::string key;
@@ -116,6 +122,17 @@ Golden read_golden(const std::string &path) {
                   " configs, found " + std::to_string(e));
     }
     std::size_t count = read_count(in, path, "the element count of config " + key);
+    if (keys && !keys->count(key)) {
+      if (!skipped.insert(key).second) {
+        throw Error(path + ": golden already holds config " + key);
+      }
+      in.seekg(static_cast<std::streamoff>(count * 4), std::ios::cur);
+      if (!in || (!ec && static_cast<std::uintmax_t>(in.tellg()) > file_size)) {
+        throw Error(path + ": truncated golden: config " + key + " should hold " +
+                    std::to_string(count) + " elements");
+      }
+      continue;
+    }
     bytes.resize(count * 4);
     if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
       throw Error(path + ": truncated golden: config " + key + " should hold " +
@@ -132,6 +149,14 @@ Golden read_golden(const std::string &path) {
     }
   }
   return golden;
+}
+
+} // namespace
+
+Golden read_golden(const std::string &path) { return read_entries(path, nullptr); }
+
+Golden read_golden(const std::string &path, const std::set<std::string> &keys) {
+  return read_entries(path, &keys);
 }
 
 const std::vector<float> &golden_output(const Golden &golden, const Config &config,

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 
 namespace kopt::harness {
 
@@ -72,10 +73,15 @@ const char *mode_name(Mode mode) {
 
 std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
                                 const FamilySpec &spec, std::ostream &log) {
-  // The golden is read before any run, so a golden for other configs fails at once.
+  // The golden is read before any run, so a golden for other configs fails at once; only these
+  // configs' entries are read (a tuning chunk is a few configs of a large golden).
   std::optional<Golden> golden;
   if (!options.golden.empty()) {
-    golden = read_golden(options.golden);
+    std::set<std::string> keys;
+    for (const auto &config : configs) {
+      keys.insert(config.key());
+    }
+    golden = read_golden(options.golden, keys);
     for (const auto &config : configs) {
       if (!golden->find(config.key())) {
         golden_output(*golden, config, 0); // throws the "no output for config" error
@@ -87,6 +93,10 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     timer = std::make_unique<ChronoTimer>();
   }
   log << "harness: timed by " << timer->name() << "\n";
+  // The output is read back only for the golden, to compare or to write: for a large GEMM the
+  // copy to the host is hundreds of MB per config, and a tuning run without a golden has no use
+  // for it. Poisoning serves only a read output, so it goes with it.
+  const bool read_output = golden.has_value() || options.mode == Mode::write_golden;
   Golden written;
   std::vector<Result> results;
   for (const auto &config : configs) {
@@ -99,18 +109,25 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     Rng rng(config_seed(options.seed, config.key()));
     problem->fill_inputs(rng);
     for (int i = 0; i < options.warmup; ++i) {
-      problem->poison_output();
+      if (read_output) {
+        problem->poison_output();
+      }
       problem->run();
       problem->sync();
     }
     // Poisoned before every timed run too, so the checked output is the last run's own work.
     std::vector<double> times;
     for (int i = 0; i < options.repeat; ++i) {
-      problem->poison_output();
+      if (read_output) {
+        problem->poison_output();
+      }
       times.push_back(timer->time_run(*problem));
     }
     result.us = median(times);
-    std::vector<float> output = problem->output();
+    std::vector<float> output;
+    if (read_output) {
+      output = problem->output();
+    }
     if (golden) {
       result.comparison =
           compare(output, golden_output(*golden, config, output.size()), problem->tolerance());

@@ -42,6 +42,29 @@ TEST_CASE("golden round trip keeps every bit") {
   CHECK(files == 1);
 }
 
+TEST_CASE("a golden read for some configs holds only theirs") {
+  kopt::test::TempDir dir;
+  std::string path = (dir.path() / "golden.bin").string();
+  Golden golden;
+  golden.add("M=1", {1, 2, 3});
+  golden.add("M=2", {4});
+  golden.add("M=3", {5, 6});
+  write_golden(path, golden);
+  Golden some = read_golden(path, {"M=3", "M=1", "M=9"});
+  CHECK(some.keys() == std::vector<std::string>{"M=1", "M=3"});
+  CHECK(*some.find("M=3") == std::vector<float>{5, 6});
+  CHECK(*some.find("M=1") == std::vector<float>{1, 2, 3});
+  CHECK(some.find("M=2") == nullptr);
+
+  // A skipped entry is still checked: truncated data and a repeated key are errors.
+  auto cut = dir.write("cut.bin", std::string("kopt-golden 1\n1\nM=1\n2\n\0\0\0\0", 24)).string();
+  REQUIRE_THROWS_WITH(read_golden(cut, {"M=2"}),
+                      (cut + ": truncated golden: config M=1 should hold 2 elements").c_str());
+  auto twice = dir.write("twice.bin", "kopt-golden 1\n2\nM=1\n0\nM=1\n0\n").string();
+  REQUIRE_THROWS_WITH(read_golden(twice, {"M=2"}),
+                      (twice + ": golden already holds config M=1").c_str());
+}
+
 TEST_CASE("golden lookup fails clearly when the configs differ") {
   Golden golden;
   golden.set_source("g.bin");

@@ -32,6 +32,39 @@ private:
   bool broken_;
 };
 
+// Counts what the harness asks of a problem, to check what a run without a golden skips.
+struct Calls {
+  int poison = 0;
+  int run = 0;
+  int output = 0;
+};
+
+class CountingProblem : public Problem {
+public:
+  explicit CountingProblem(Calls &calls) : calls_(calls) {}
+  void fill_inputs(Rng &) override {}
+  void poison_output() override { ++calls_.poison; }
+  void run() override { ++calls_.run; }
+  std::vector<float> output() override {
+    ++calls_.output;
+    return {1, 2, 3};
+  }
+
+private:
+  Calls &calls_;
+};
+
+FamilySpec counting_family(Calls &calls) {
+  FamilySpec spec;
+  spec.impl = "test";
+  spec.kernels = {"k"};
+  spec.dispatch = [](const Config &) { return "k"; };
+  spec.make_problem = [&calls](const Config &, const std::string &) {
+    return std::make_unique<CountingProblem>(calls);
+  };
+  return spec;
+}
+
 FamilySpec scale_family(float factor, bool broken) {
   FamilySpec spec;
   spec.impl = "test";
@@ -136,6 +169,36 @@ TEST_CASE("write a golden, then compare a correct and a broken candidate") {
       (golden + ": no output for config N=300 (other.csv:3); the golden was "
                 "written for other configs (first: N=10)")
           .c_str());
+}
+
+TEST_CASE("without a golden the output is neither poisoned nor copied back") {
+  kopt::test::TempDir dir;
+  auto configs = parse_configs("N\n1\n2\n", "c.csv");
+  std::ostringstream log;
+  Calls calls;
+  FamilySpec spec = counting_family(calls);
+  std::vector<std::string> bench = {"--configs", "c.csv", "--benchmark", "--warmup", "2",
+                                    "--repeat",  "3"};
+  auto results = run_configs(configs, parse(bench, spec), spec, log);
+  CHECK(calls.run == 2 * 5);
+  CHECK(calls.output == 0);
+  CHECK(calls.poison == 0);
+  CHECK_FALSE(results[0].comparison.has_value());
+
+  // Writing the golden and comparing with it read every config's output once, after poisoning
+  // before every run.
+  std::string golden = (dir.path() / "golden.bin").string();
+  calls = Calls{};
+  run_configs(configs, parse({"--configs", "c.csv", "--write-golden", golden}, spec), spec, log);
+  CHECK(calls.output == 2);
+  CHECK(calls.poison == calls.run);
+  calls = Calls{};
+  bench.insert(bench.end(), {"--golden", golden});
+  results = run_configs(configs, parse(bench, spec), spec, log);
+  CHECK(calls.output == 2);
+  CHECK(calls.poison == 2 * 5);
+  REQUIRE(results[1].comparison);
+  CHECK(results[1].comparison->error() == 0.0);
 }
 
 TEST_SUITE_END();

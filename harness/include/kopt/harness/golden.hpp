@@ -3,6 +3,7 @@
 #include "kopt/harness/config.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ void write_golden(const std::string &path, const Golden &golden);
 
 /// Reads a golden file; throws Error `path: ...` when it is missing, not a golden or truncated.
 Golden read_golden(const std::string &path);
+
+/// Reads the entries of `keys` from a golden file and seeks past the others' values, so a run
+/// of a few configs neither reads nor holds a whole family's golden; keys() lists the entries
+/// read. Throws as read_golden(path), for skipped entries too.
+Golden read_golden(const std::string &path, const std::set<std::string> &keys);
 
 /// Returns `config`'s golden output; throws Error naming the golden file, the config's file:line
 /// and key when the golden has no entry for it (it was written for other configs), or when the
