@@ -271,6 +271,12 @@ function(kopt_add_family name)
         target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
       endif()
     endif()
+    # The content hash is no TU (a changed hash would cost a compile): it is copied beside the
+    # executable when it links, and a changed hash re-links.
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${dir}/kopt_hash.txt)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E copy ${dir}/kopt_hash.txt $<TARGET_FILE:${target}>.kopt-hash
+      VERBATIM)
     _kopt_compile_pool(${backend} pool)
     set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
     target_compile_features(${target} PRIVATE cxx_std_17)
@@ -279,7 +285,7 @@ function(kopt_add_family name)
       RUNTIME_OUTPUT_DIRECTORY ${state}/bin
       OUTPUT_NAME candidate_${id})
     if(backend STREQUAL "cuda")
-      # Instance TUs hold the kernels: nvcc compiles them; registry, dispatch and identity stay
+      # Instance TUs hold the kernels: nvcc compiles them; registry and dispatch stay
       # C++ and only need the CUDA headers.
       set(instances ${KOPT_${name}_${id}_SOURCES})
       list(FILTER instances INCLUDE REGEX "/instances/[^/]*$")

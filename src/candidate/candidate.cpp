@@ -128,12 +128,54 @@ std::map<std::string, fs::path> CandidateSet::resolve_sources(const spec::Family
   return resolved;
 }
 
+std::map<std::string, fs::path>
+CandidateSet::resolve_instance_templates(const spec::Family &family, const std::string &id) const {
+  std::vector<fs::path> folders;
+  for (const Candidate *c : chain(id)) {
+    folders.push_back(c->dir);
+  }
+  folders.push_back(family.dir);
+  std::map<std::string, fs::path> resolved;
+  for (const auto &folder : folders) {
+    std::error_code ec;
+    if (!fs::is_directory(folder / "instances", ec)) {
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto &entry : fs::directory_iterator(folder / "instances")) {
+      files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto &file : files) {
+      std::string name = file.stem().string();
+      if (file.extension() != ".in" || !fs::is_regular_file(file)) {
+        throw Error(file.string() + ": an instance template override must be a file named "
+                                    "instances/<instance name>.in");
+      }
+      if (!family.find_instance(name)) {
+        std::vector<std::string> known;
+        for (const auto &instance : family.instances) {
+          known.push_back(instance.name);
+        }
+        throw Error(file.string() + ": '" + name + "' is not an instance of family '" +
+                    family.name + "' (instances: " + util::join(known, ", ") + ")");
+      }
+      resolved.emplace(name, file.lexically_normal()); // the nearest copy wins
+    }
+  }
+  return resolved;
+}
+
 std::string CandidateSet::content_hash(const spec::Family &family, const std::string &id) const {
   util::Hasher hasher;
   hasher.add(util::read_file(family.file));
   // std::map iterates in sorted name order, which the hash depends on.
   for (const auto &[name, path] : resolve_sources(family, id)) {
     hasher.add(name);
+    hasher.add(util::read_file(path));
+  }
+  for (const auto &[name, path] : resolve_instance_templates(family, id)) {
+    hasher.add("instances/" + name + ".in");
     hasher.add(util::read_file(path));
   }
   if (!family.tuned.empty()) {

@@ -40,6 +40,13 @@ public:
   std::map<std::string, std::filesystem::path> resolve_sources(const spec::Family &family,
                                                                const std::string &id) const;
 
+  /// The instances whose template this candidate overrides: instance name -> the nearest
+  /// `instances/<name>.in` along the chain, then the family folder. That file is expanded
+  /// instead of the family's kernel.template for that instance only, so a candidate can change
+  /// one instance TU and no other. A file there that names no instance is an error naming it.
+  std::map<std::string, std::filesystem::path>
+  resolve_instance_templates(const spec::Family &family, const std::string &id) const;
+
   /// The candidate's content hash (docs/FORMATS.md): what its harness must print.
   std::string content_hash(const spec::Family &family, const std::string &id) const;
 

@@ -50,8 +50,10 @@ std::string manifest_h(const spec::Family &family) {
   for (const auto &column : family.dispatch) {
     quoted.push_back("\"" + column + "\"");
   }
-  return std::string(kBanner) + "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n\n" +
-         "#include \"src/" + family.kernel_header + "\"\n\n" + "namespace kopt_generated {\n\n" +
+  return std::string(kBanner) +
+         "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <string>\n\n" +
+         "#include <kopt/harness/identity.hpp>\n\n" + "#include \"src/" + family.kernel_header +
+         "\"\n\n" + "namespace kopt_generated {\n\n" +
          "// Every instance's entry point has the family's kernel.signature.\n" +
          "using KernelFn = " + family.kernel_signature + ";\n\n" +
          "struct KernelEntry {\n  const char* name;\n  KernelFn* fn;\n};\n\n" +
@@ -64,7 +66,14 @@ std::string manifest_h(const spec::Family &family) {
          "const KernelEntry* find_kernel(const char* name);\n" +
          "// Exact tuned shape -> padded M -> heuristic rules -> default kernel.\n" +
          "const KernelEntry& dispatch(const std::int64_t* dims);\n" +
-         "const char* candidate_id();\n" + "const char* candidate_hash();\n\n" +
+         "// Neither is compiled in (a changed hash costs a link, not a compile): the id is the\n"
+         "// executable's name, the hash the file kopt writes beside it when it links.\n"
+         "inline const char* candidate_id() {\n"
+         "  static const std::string id = kopt::harness::executable_candidate_id();\n"
+         "  return id.c_str();\n}\n"
+         "inline const char* candidate_hash() {\n"
+         "  static const std::string hash = kopt::harness::executable_candidate_hash();\n"
+         "  return hash.c_str();\n}\n\n"
          "} // namespace kopt_generated\n";
 }
 
@@ -184,25 +193,6 @@ std::string dispatch_cpp(const spec::Family &family, const std::vector<std::stri
   return out;
 }
 
-// The id is not compiled in: a candidate folder identical to another then compiles to the same
-// object (a ccache hit). The harness binary is candidate_<id>, so the id comes from its name.
-std::string identity_cpp(const std::string &hash) {
-  return std::string(kBanner) +
-         "#include \"kopt_manifest.h\"\n\n#include <filesystem>\n#include <string>\n\n"
-         "namespace kopt_generated {\n\n"
-         "const char* candidate_id() {\n"
-         "  static const std::string id = [] {\n"
-         "    std::error_code ec;\n"
-         "    std::string name = std::filesystem::read_symlink(\"/proc/self/exe\", ec)"
-         ".stem().string();\n"
-         "    const std::string prefix = \"candidate_\";\n"
-         "    return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;\n"
-         "  }();\n"
-         "  return id.c_str();\n}\n\n" +
-         "const char* candidate_hash() { return \"" + hash + "\"; }\n\n" +
-         "} // namespace kopt_generated\n";
-}
-
 std::vector<std::string> compiled_set(const spec::Family &family,
                                       const std::vector<TunedRow> &tuned) {
   std::set<std::string> names;
@@ -295,15 +285,20 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   }
   const fs::path &template_path = sources.at(family.kernel_template);
   std::string template_text = util::read_file(template_path);
+  std::map<std::string, fs::path> overrides = set.resolve_instance_templates(family, id);
   for (const auto &name : g.compiled) {
+    auto own = overrides.find(name);
     files["instances/" + name + ".cpp"] =
-        instance_tu(family, *family.find_instance(name), template_text, template_path.string());
+        own == overrides.end() ? instance_tu(family, *family.find_instance(name), template_text,
+                                             template_path.string())
+                               : instance_tu(family, *family.find_instance(name),
+                                             util::read_file(own->second), own->second.string());
   }
   files["kopt_manifest.h"] = manifest_h(family);
   files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
   files["kopt_dispatch.cpp"] = dispatch_cpp(family, g.compiled, tuned);
   files["kopt_capture.h"] = shape_capture_header();
-  files["kopt_identity.cpp"] = identity_cpp(g.hash);
+  files["kopt_hash.txt"] = g.hash + "\n";
 
   std::set<std::string> tuned_kernels;
   for (const auto &row : tuned) {
@@ -342,6 +337,9 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
 
   std::set<fs::path> inputs = {family.file};
   for (const auto &[name, path] : sources) {
+    inputs.insert(path);
+  }
+  for (const auto &[name, path] : overrides) {
     inputs.insert(path);
   }
   for (const auto &extra : {family.tuned, family.heuristic_file}) {

@@ -64,14 +64,14 @@ TEST_CASE("generate writes every file once, then nothing") {
   CHECK(relative(first.written, dir) ==
         std::vector<std::string>{"instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp",
                                  "instances/tiny_2x1.cpp", "instances/tiny_big.cpp",
-                                 "kopt_capture.h", "kopt_dispatch.cpp", "kopt_identity.cpp",
+                                 "kopt_capture.h", "kopt_dispatch.cpp", "kopt_hash.txt",
                                  "kopt_manifest.h", "kopt_registry.cpp", "manifest.json",
                                  "src/instance.cpp.in", "src/tiny_kernel.hpp"});
   CHECK(first.outputs == first.written);
   CHECK(relative(first.sources, dir) ==
         std::vector<std::string>{"instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp",
                                  "instances/tiny_2x1.cpp", "instances/tiny_big.cpp",
-                                 "kopt_dispatch.cpp", "kopt_identity.cpp", "kopt_registry.cpp"});
+                                 "kopt_dispatch.cpp", "kopt_registry.cpp"});
   CHECK(relative(first.inputs, tiny.dir) ==
         std::vector<std::string>{"family.json", "instance.cpp.in", "tiny_kernel.hpp", "tuned.csv"});
   CHECK(first.warnings.empty());
@@ -91,7 +91,7 @@ TEST_CASE("generate writes every file once, then nothing") {
                    "#pragma once\ntemplate <int A, int B> int tiny_kernel(int x) { return 0; }\n");
     auto changed = tiny.generate("01");
     CHECK(relative(changed.written, tiny.out / "01") ==
-          std::vector<std::string>{"kopt_identity.cpp", "manifest.json", "src/tiny_kernel.hpp"});
+          std::vector<std::string>{"kopt_hash.txt", "manifest.json", "src/tiny_kernel.hpp"});
   }
 }
 
@@ -155,11 +155,37 @@ TEST_CASE("generated text") {
   std::string manifest_h = kopt::util::read_file(dir / "kopt_manifest.h");
   CHECK(manifest_h.find("#include \"src/tiny_kernel.hpp\"\n") != std::string::npos);
   CHECK(manifest_h.find("using KernelFn = int(int);\n") != std::string::npos);
-  CHECK(kopt::util::read_file(dir / "kopt_identity.cpp")
-            .find("const char* candidate_hash() { return \"" + g.hash + "\"; }") !=
-        std::string::npos);
-  // No id in the identity TU, so a copy of this candidate compiles to the same object.
-  CHECK(kopt::util::read_file(dir / "kopt_identity.cpp").find("\"01\"") == std::string::npos);
+  // Neither the id nor the hash is compiled in: a changed hash costs a link, and a copy of this
+  // candidate compiles to the same objects.
+  CHECK(kopt::util::read_file(dir / "kopt_hash.txt") == g.hash + "\n");
+  CHECK(manifest_h.find(g.hash) == std::string::npos);
+  CHECK(manifest_h.find("\"01\"") == std::string::npos);
+}
+
+TEST_CASE("an instance template override changes that instance's TU only") {
+  Tiny tiny;
+  auto base = tiny.generate("01");
+  fs::path dir = tiny.out / "01";
+  std::string other = kopt::util::read_file(dir / "instances" / "tiny_2x1.cpp");
+  tiny.tmp.write("tiny/candidates/01/instances/tiny_1x2.in",
+                 "#include \"{{header}}\"\n// own variant of {{name}}\n"
+                 "int {{symbol}}(int x) { return tiny_kernel<{{A}}, {{B}}>(x) + 0; }\n");
+  auto changed = tiny.generate("01");
+  CHECK(changed.hash != base.hash);
+  CHECK(relative(changed.written, dir) ==
+        std::vector<std::string>{"instances/tiny_1x2.cpp", "kopt_hash.txt", "manifest.json"});
+  CHECK(kopt::util::read_file(dir / "instances" / "tiny_1x2.cpp")
+            .find("// own variant of tiny_1x2") != std::string::npos);
+  CHECK(kopt::util::read_file(dir / "instances" / "tiny_2x1.cpp") == other);
+  CHECK(std::count(changed.inputs.begin(), changed.inputs.end(),
+                   tiny.dir / "candidates" / "01" / "instances" / "tiny_1x2.in") == 1);
+
+  SUBCASE("a file naming no instance is an error naming it") {
+    tiny.tmp.write("tiny/candidates/01/instances/tiny_9x9.in", "x\n");
+    CHECK_THROWS_WITH_AS(tiny.generate("01"),
+                         doctest::Contains("tiny_9x9.in: 'tiny_9x9' is not an instance of family"),
+                         kopt::Error);
+  }
 }
 
 TEST_CASE("generation errors") {
