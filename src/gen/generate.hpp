@@ -18,8 +18,8 @@ struct Generated {
   std::filesystem::path dir;         ///< the candidate's output folder
   std::vector<std::string> compiled; ///< instance names compiled, sorted
   std::vector<std::filesystem::path>
-      sources; ///< the TUs to compile (instances, registry, dispatch)
-  std::vector<std::filesystem::path> inputs;  ///< files the output depends on (for re-running)
+      sources;                               ///< the TUs to compile (instances, registry, dispatch)
+  std::vector<std::filesystem::path> inputs; ///< files the output depends on (for re-running)
   std::vector<std::filesystem::path> outputs; ///< every file generated, sorted
   std::vector<std::filesystem::path> written; ///< files whose content changed this run
   std::vector<std::filesystem::path> removed; ///< stale files of an earlier run, deleted
