@@ -24,6 +24,7 @@ struct HeuristicOptions {
   std::string holdout;
   double holdout_frac = 0;
   double tie = 0.01;
+  double ties = 0;
   heuristic::FitOptions fit;
   bool json = false; ///< --json after fit / eval (the parent's flag comes before them)
   CLI::App *fit_app = nullptr;
@@ -36,6 +37,11 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   app.add_option("--features", o.features, "comma-separated features (columns or A*B)")
       ->capture_default_str();
   app.add_option("--min-leaf", o.fit.min_leaf, "the fewest shapes behind a rule")
+      ->capture_default_str();
+  app.add_option("--ties", o.ties,
+                 "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
+                 "fastest on the most shapes wins (0: the plain argmin)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 
@@ -58,7 +64,7 @@ Handler setup_heuristic(CLI::App &app) {
   o->fit_app->add_option("--results", o->results, "kopt tune's full.csv")->required();
   o->fit_app->add_option("--out", o->out, "the heuristic.json to write")->required();
   add_fit_options(*o->fit_app, *o);
-  o->eval_app = app.add_subcommand("eval", "score a rule list against the per-shape best");
+  o->eval_app = app.add_subcommand("eval", "score a rule list against the tuned choice");
   o->eval_app->add_option("--results", o->results, "kopt tune's full.csv")->required();
   auto *h = o->eval_app->add_option("--heuristic", o->heuristic, "the heuristic.json to score");
   auto *ho = o->eval_app->add_option("--holdout", o->holdout,
@@ -81,7 +87,7 @@ Handler setup_heuristic(CLI::App &app) {
         o->fit.features.emplace_back(util::trim(f));
       }
     }
-    heuristic::Results results = heuristic::read_results(o->results);
+    heuristic::Results results = heuristic::read_results(o->results, o->ties);
     if (o->fit_app->parsed()) {
       heuristic::RuleList rules = heuristic::fit(results, o->fit);
       util::write_json_atomic(o->out, heuristic::to_json(rules));

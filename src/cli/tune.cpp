@@ -39,6 +39,11 @@ Handler setup_tune(CLI::App &app) {
   app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
   app.add_option("--cu-num", options->tune.cu_num, "the tuned table's cu_num column")
       ->capture_default_str();
+  app.add_option("--ties", options->tune.ties,
+                 "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
+                 "fastest on the most shapes wins (0: the plain argmin)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     tune::TuneOptions t = options->tune;

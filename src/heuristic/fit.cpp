@@ -43,10 +43,12 @@ std::vector<Feature> resolve_features(const Results &r, const std::vector<std::s
   return out;
 }
 
-// The costs of every (shape, kernel) and every shape's feature values, for the usable shapes.
+// The costs of every (shape, kernel), every shape's tuned kernel and feature values, for the
+// usable shapes.
 struct Data {
   std::vector<std::string> kernels;
   std::vector<std::vector<double>> cost;
+  std::vector<size_t> tuned;
   std::vector<std::vector<int64_t>> values;
 };
 
@@ -54,17 +56,25 @@ Data prepare(const Results &r, const std::vector<Feature> &features) {
   Data d;
   d.kernels = r.kernels();
   for (const auto &s : r.shapes) {
-    std::string best = s.best();
-    if (best.empty()) {
+    if (s.tuned.empty()) {
       continue;
     }
-    double best_us = s.kernels.at(best).us;
+    d.tuned.push_back(static_cast<size_t>(std::find(d.kernels.begin(), d.kernels.end(), s.tuned) -
+                                          d.kernels.begin()));
+    // Not picking the tuned kernel costs at least the whole tie slack: a kernel tied with it is
+    // as good as noise allows, no better, so the fit settles on the consistent choice.
+    const double fastest_us = s.kernels.at(s.best()).us;
+    const double slack = std::log1p(r.ties);
     std::vector<double> cost;
     for (const auto &k : d.kernels) {
       auto it = s.kernels.find(k);
-      cost.push_back(it != s.kernels.end() && it->second.usable()
-                         ? std::min(std::log(it->second.us / best_us), kPenalty)
-                         : kPenalty);
+      if (k == s.tuned) {
+        cost.push_back(0);
+      } else if (it != s.kernels.end() && it->second.usable()) {
+        cost.push_back(std::min(std::max(std::log(it->second.us / fastest_us), slack), kPenalty));
+      } else {
+        cost.push_back(kPenalty);
+      }
     }
     d.cost.push_back(std::move(cost));
     std::vector<int64_t> values;
@@ -200,7 +210,10 @@ nlohmann::json score_json(const Score &s) {
           {"worst_slowdown", s.worst},
           {"worst_shape", s.worst_shape},
           {"default_geomean_slowdown", s.default_geomean()},
-          {"default_worst_slowdown", s.default_worst}};
+          {"default_worst_slowdown", s.default_worst},
+          {"tuned_vs_raw_geomean", s.tuned_geomean()},
+          {"tuned_vs_raw_worst", s.tuned_worst},
+          {"tuned_vs_raw_worst_shape", s.tuned_worst_shape}};
 }
 
 std::string percent(size_t n, size_t of) {
@@ -250,7 +263,7 @@ struct Node {
   int left = -1, right = -1;
 };
 
-// The split of `shapes` with the largest Gini decrease of the per-shape best kernel, or false.
+// The split of `shapes` with the largest Gini decrease of the per-shape tuned kernel, or false.
 bool gini_split(const Data &d, const std::vector<size_t> &labels, size_t feature_count,
                 size_t min_leaf, Leaf &leaf) {
   size_t n = leaf.shapes.size();
@@ -329,14 +342,11 @@ void collect(const std::vector<Node> &nodes, int index, std::vector<Leaf> &out) 
   collect(nodes, node.right, out);
 }
 
-// Grows a classification tree on the per-shape best kernel until its leaves are pure, then
+// Grows a classification tree on the per-shape tuned kernel until its leaves are pure, then
 // collapses, one at a time, the split whose removal costs the least slowdown, down to max_arms.
 std::vector<Leaf> pruned_leaves(const Data &d, const std::vector<Feature> &features,
                                 const FitOptions &options) {
-  std::vector<size_t> labels;
-  for (const auto &cost : d.cost) {
-    labels.push_back(argmin(cost).first);
-  }
+  const std::vector<size_t> &labels = d.tuned;
   Leaf root;
   for (size_t s = 0; s < d.cost.size(); ++s) {
     root.shapes.push_back(s);
@@ -419,6 +429,10 @@ double Score::default_geomean() const {
   return default_measured ? std::exp(default_log_sum / static_cast<double>(default_measured)) : 1.0;
 }
 
+double Score::tuned_geomean() const {
+  return shapes ? std::exp(tuned_log_sum / static_cast<double>(shapes)) : 1.0;
+}
+
 void Score::add(const Score &o) {
   shapes += o.shapes;
   matched += o.matched;
@@ -432,25 +446,35 @@ void Score::add(const Score &o) {
   default_log_sum += o.default_log_sum;
   default_measured += o.default_measured;
   default_worst = std::max(default_worst, o.default_worst);
+  tuned_log_sum += o.tuned_log_sum;
+  if (o.tuned_worst > tuned_worst) {
+    tuned_worst = o.tuned_worst;
+    tuned_worst_shape = o.tuned_worst_shape;
+  }
 }
 
 Evaluation evaluate_rules(const Results &results, const RuleList &rules,
                           const std::string &default_kernel, double tie) {
   Evaluation e;
   e.tie = tie;
+  e.ties = results.ties;
   std::map<std::string, Score> groups;
   for (const auto &s : results.shapes) {
-    std::string best = s.best();
+    const std::string &best = s.tuned;
     if (best.empty()) {
       continue;
     }
     double best_us = s.kernels.at(best).us;
+    double raw_us = s.kernels.at(s.best()).us;
     std::string pick = evaluate(rules, results.columns, s.dims);
     if (pick.empty()) {
       pick = default_kernel;
     }
     Score one;
     one.shapes = 1;
+    one.tuned_log_sum = std::log(best_us / raw_us);
+    one.tuned_worst = best_us / raw_us;
+    one.tuned_worst_shape = shape_name(results, s);
     auto it = s.kernels.find(pick);
     if (it == s.kernels.end() || !it->second.usable()) {
       one.unmeasured = 1;
@@ -486,6 +510,7 @@ Evaluation evaluate_holdout(const Results &results, const std::vector<std::strin
   if (train.shapes.empty()) {
     throw Error("heuristic eval: --holdout leaves no shapes to fit on");
   }
+  resolve_ties(train, results.ties); // the fit must not see the held-out shapes' wins
   return evaluate_rules(test, fit(train, options), default_kernel, tie);
 }
 
@@ -502,6 +527,7 @@ Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &o
   }
   Evaluation pooled;
   pooled.tie = tie;
+  pooled.ties = results.ties;
   for (int f = 0; f < folds; ++f) {
     std::vector<std::string> holdout;
     for (size_t i = static_cast<size_t>(f); i < groups.size(); i += static_cast<size_t>(folds)) {
@@ -552,6 +578,7 @@ std::vector<std::string> parse_holdout(const Results &results, const std::string
 nlohmann::json to_json(const Evaluation &e) {
   nlohmann::json out = score_json(e.total);
   out["tie"] = e.tie;
+  out["ties"] = e.ties;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto &[name, score] : e.groups) {
     nlohmann::json row = score_json(score);
@@ -572,6 +599,10 @@ std::string to_text(const Evaluation &e) {
          "x (default only: " + util::format_number(t.default_geomean(), 4) + "x)\n";
   out += "worst slowdown vs tuned: " + util::format_number(t.worst, 4) + "x at " + t.worst_shape +
          " (default only: " + util::format_number(t.default_worst, 4) + "x)\n";
+  out += "tuned (ties " + util::format_number(100 * e.ties, 3) + "%) vs the raw argmin: geomean " +
+         util::format_number(t.tuned_geomean(), 5) + "x, worst " +
+         util::format_number(t.tuned_worst, 5) + "x" +
+         (t.tuned_worst > 1 ? " at " + t.tuned_worst_shape : std::string()) + "\n";
   if (t.unmeasured) {
     out +=
         "picks without a usable timing (left out of the means): " + std::to_string(t.unmeasured) +

@@ -16,24 +16,27 @@ struct FitOptions {
   size_t min_leaf = 1;
 };
 
-/// Learns an ordered rule list from a full results table. Each shape's cost for a kernel is
-/// log(us_kernel / us_best) (log 1000 when the kernel is unusable or unmeasured there); a leaf
-/// picks the kernel with the least summed cost over its shapes, so the total cost is the log of
-/// the geomean slowdown vs the per-shape best times the shape count. Two decision trees over
+/// Learns an ordered rule list from a full results table. Each shape's cost for a kernel is 0
+/// for its tuned choice (Shape::tuned, resolve_ties) and otherwise log(us_kernel / us_fastest),
+/// at least log(1 + ties) (log 1000 when the kernel is unusable or unmeasured there): a kernel
+/// tied with the tuned one costs the whole slack, so the fit prefers the consistent choice. A
+/// leaf picks the kernel with the least summed cost over its shapes; with ties 0 the total cost
+/// is the log of the geomean slowdown vs tuned times the shape count. Two decision trees over
 /// thresholds `feature <= t` (t halfway between neighbouring values) are grown and the cheaper
 /// one is kept (the smaller on a tie): (1) best-first, applying the split with the largest cost
 /// reduction until `max_arms` leaves or none helps; (2) a classification tree on the per-shape
-/// best kernel (Gini) grown until pure, then pruned by collapsing the split whose removal costs
+/// tuned kernel (Gini) grown until pure, then pruned by collapsing the split whose removal costs
 /// least until `max_arms` leaves remain; it finds rules where no single split helps on its own
 /// (a kernel that is everywhere second best). Each leaf becomes one rule holding its path's
 /// tightest bounds, in left-to-right order; the last rule has no conditions.
 RuleList fit(const Results &results, const FitOptions &options);
 
-/// How a rule list does on one set of shapes, against the per-shape best ("tuned").
+/// How a rule list does on one set of shapes, against the per-shape tuned choice (Shape::tuned:
+/// the raw argmin, or with ties the resolved choice).
 struct Score {
   size_t shapes = 0;
-  size_t matched = 0;          ///< shapes where the pick is the per-shape best
-  size_t within_tie = 0;       ///< shapes where the pick is within `tie` of the best
+  size_t matched = 0;          ///< shapes where the pick is the tuned choice
+  size_t within_tie = 0;       ///< shapes where the pick is within `tie` of the tuned time
   size_t unmeasured = 0;       ///< picks with no usable timing on the shape (left out of means)
   double log_sum = 0;          ///< sum of log(slowdown) over measured picks
   double worst = 1;            ///< the largest slowdown
@@ -41,11 +44,16 @@ struct Score {
   double default_log_sum = 0;  ///< the same for the default kernel alone
   size_t default_measured = 0; ///< shapes where the default had a usable timing
   double default_worst = 1;
+  double tuned_log_sum = 0; ///< sum of log(tuned us / raw argmin us): what the ties cost
+  double tuned_worst = 1;   ///< the largest tuned us / raw argmin us
+  std::string tuned_worst_shape;
 
-  /// Geomean slowdown of the picks vs the per-shape best.
+  /// Geomean slowdown of the picks vs tuned.
   double geomean() const;
-  /// Geomean slowdown of the default kernel alone vs the per-shape best.
+  /// Geomean slowdown of the default kernel alone vs tuned.
   double default_geomean() const;
+  /// Geomean slowdown of the tuned choices vs the raw argmin (1 without ties).
+  double tuned_geomean() const;
   /// Adds another score's shapes to this one.
   void add(const Score &other);
 };
@@ -55,6 +63,7 @@ struct Evaluation {
   Score total;
   std::vector<std::pair<std::string, Score>> groups; ///< sorted by group name
   double tie = 0;
+  double ties = 0; ///< the ties of the tuned choices (Results::ties)
 };
 
 /// Scores `rules` (falling back to `default_kernel` when no rule holds) on every shape of
@@ -63,6 +72,8 @@ Evaluation evaluate_rules(const Results &results, const RuleList &rules,
                           const std::string &default_kernel, double tie);
 
 /// Cross-validation over groups: fits on every group outside `holdout` and scores the holdout.
+/// The held-out shapes are scored against the tuned choices of all of `results` (the tuned
+/// table); the fit sees only the other groups, whose tuned choices are resolved among them.
 Evaluation evaluate_holdout(const Results &results, const std::vector<std::string> &holdout,
                             const FitOptions &options, const std::string &default_kernel,
                             double tie);

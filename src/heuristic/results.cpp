@@ -5,6 +5,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace kopt::heuristic {
@@ -19,6 +20,38 @@ std::string Shape::best() const {
     }
   }
   return name;
+}
+
+void resolve_ties(Results &r, double ties) {
+  if (!(ties >= 0) || !std::isfinite(ties)) {
+    throw Error("--ties: expected a relative slack >= 0 (0.01 is 1%), got " +
+                util::format_number(ties));
+  }
+  r.ties = ties;
+  std::map<std::string, size_t> wins;
+  for (auto &s : r.shapes) {
+    s.tuned = s.best();
+    if (!s.tuned.empty()) {
+      ++wins[s.tuned];
+    }
+  }
+  if (ties == 0) {
+    return;
+  }
+  for (auto &s : r.shapes) {
+    if (s.tuned.empty()) {
+      continue;
+    }
+    const double limit = s.kernels.at(s.tuned).us * (1 + ties);
+    std::string choice;
+    for (const auto &[kernel, timing] : s.kernels) { // by name: the first wins an equal count
+      if (timing.usable() && timing.us <= limit &&
+          (choice.empty() || wins[kernel] > wins[choice])) {
+        choice = kernel;
+      }
+    }
+    s.tuned = choice;
+  }
 }
 
 std::vector<std::string> Results::kernels() const {
@@ -36,7 +69,7 @@ int Results::column(const std::string &name) const {
   return it == columns.end() ? -1 : static_cast<int>(it - columns.begin());
 }
 
-Results parse_results(const util::CsvTable &table) {
+Results parse_results(const util::CsvTable &table, double ties) {
   Results r;
   r.source = table.source;
   size_t kernel = static_cast<size_t>(table.column("kernel"));
@@ -79,11 +112,12 @@ Results parse_results(const util::CsvTable &table) {
   for (auto &[dims, shape] : shapes) {
     r.shapes.push_back(std::move(shape));
   }
+  resolve_ties(r, ties);
   return r;
 }
 
-Results read_results(const std::filesystem::path &file) {
-  return parse_results(util::read_csv(file));
+Results read_results(const std::filesystem::path &file, double ties) {
+  return parse_results(util::read_csv(file), ties);
 }
 
 std::vector<std::string> group_columns(const Results &r) {
@@ -110,6 +144,7 @@ Results select_groups(const Results &r, const std::vector<std::string> &groups, 
   Results out;
   out.source = r.source;
   out.columns = r.columns;
+  out.ties = r.ties;
   for (const auto &s : r.shapes) {
     bool in = std::find(groups.begin(), groups.end(), group_of(r, s)) != groups.end();
     if (in == keep) {

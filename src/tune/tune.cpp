@@ -172,7 +172,7 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
       log << "tune: " << what << ": " << rows.size() << " rows\n";
     }
   }
-  heuristic::Results results = heuristic::read_results(report.full_csv);
+  heuristic::Results results = heuristic::read_results(report.full_csv, options.ties);
   std::string table = tuned_table(results, family, options.cu_num);
   util::write_file_atomic(report.tuned_csv, table);
   report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;
@@ -188,7 +188,7 @@ std::string tuned_table(const heuristic::Results &results, const spec::Family &f
   }
   std::string out = "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n";
   for (const auto &s : results.shapes) {
-    std::string best = s.best();
+    const std::string &best = s.tuned;
     if (best.empty()) {
       continue;
     }

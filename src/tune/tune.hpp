@@ -23,6 +23,7 @@ struct TuneOptions {
   int warmup = -1;                  ///< < 0: the family's
   int repeat = -1;                  ///< < 0: the family's
   int64_t cu_num = 0;               ///< the tuned table's cu_num column
+  double ties = 0;                  ///< the tuned choice's slack (heuristic::resolve_ties)
 };
 
 /// What a tune run did.
@@ -47,9 +48,10 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
                 util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log);
 
 /// The tuned table in aiter's format (gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,
-/// tflops,bw,errRatio): per shape the fastest kernel with err 0 (or not compared); kernelId is
-/// the instance's index in family.json, tflops 2*M*N*K/us, bw 0 (kopt does not know a family's
-/// bytes). Shapes without a usable kernel are left out. Needs config columns M, N and K.
+/// tflops,bw,errRatio): per shape the tuned choice (Shape::tuned: the fastest kernel with err 0
+/// or not compared, or with ties the resolved one) and its own time; kernelId is the instance's
+/// index in family.json, tflops 2*M*N*K/us, bw 0 (kopt does not know a family's bytes). Shapes
+/// without a usable kernel are left out. Needs config columns M, N and K.
 std::string tuned_table(const heuristic::Results &results, const spec::Family &family,
                         int64_t cu_num);
 
