@@ -41,7 +41,7 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   app.add_option("--ties", o.ties,
                  "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
                  "fastest on the most shapes wins (0: the plain argmin)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
 }
 
