@@ -51,5 +51,5 @@ for fam in dict.fromkeys(r["family"] for r in recs):
         print(f"\nAnchor: all {naive['instances']} instances of 00 in one TU, no ccache: "
               f"{naive['cmd_wall_s']:.1f} s per candidate (jobs 1: one TU).")
         for r in one:
-            print(f"- a candidate changing 1 TU, ccache {r['mode']}: {r['cmd_wall_s']:.1f} s = "
+            print(f"- a candidate changing 1 TU, {'with' if r['mode'] == 'ccache' else 'without'} ccache: {r['cmd_wall_s']:.1f} s = "
                   f"{naive['cmd_wall_s'] / r['cmd_wall_s']:.1f}x faster than the naive rebuild")

@@ -328,10 +328,17 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
     if (util::write_file_if_changed(path, content)) {
       g.written.push_back(path);
     }
-    if (relative.ends_with(".cpp") && !relative.starts_with("src/")) {
-      g.sources.push_back(path);
+  }
+  // Ninja starts ready compiles in the order their targets list them: instances in family.json
+  // order (heaviest first, if the family lists them so, shortens a cold build's tail), then the
+  // small registry and dispatch.
+  for (const auto &instance : family.instances) {
+    if (std::binary_search(g.compiled.begin(), g.compiled.end(), instance.name)) {
+      g.sources.push_back(g.dir / "instances" / (instance.name + ".cpp"));
     }
   }
+  g.sources.push_back(g.dir / "kopt_registry.cpp");
+  g.sources.push_back(g.dir / "kopt_dispatch.cpp");
   remove_stale(g.dir, "instances", files, g.removed);
   remove_stale(g.dir, "src", files, g.removed);
 

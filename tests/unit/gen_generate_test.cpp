@@ -71,7 +71,7 @@ TEST_CASE("generate writes every file once, then nothing") {
   CHECK(relative(first.sources, dir) ==
         std::vector<std::string>{"instances/tiny_1x1.cpp", "instances/tiny_1x2.cpp",
                                  "instances/tiny_2x1.cpp", "instances/tiny_big.cpp",
-                                 "kopt_dispatch.cpp", "kopt_registry.cpp"});
+                                 "kopt_registry.cpp", "kopt_dispatch.cpp"});
   CHECK(relative(first.inputs, tiny.dir) ==
         std::vector<std::string>{"family.json", "instance.cpp.in", "tiny_kernel.hpp", "tuned.csv"});
   CHECK(first.warnings.empty());
@@ -160,6 +160,19 @@ TEST_CASE("generated text") {
   CHECK(kopt::util::read_file(dir / "kopt_hash.txt") == g.hash + "\n");
   CHECK(manifest_h.find(g.hash) == std::string::npos);
   CHECK(manifest_h.find("\"01\"") == std::string::npos);
+}
+
+TEST_CASE("instance TUs are listed in family.json order, the heaviest first if it says so") {
+  Tiny tiny;
+  tiny.edit([](nlohmann::json &j) {
+    auto &instances = j["instances"];
+    std::reverse(instances.begin(), instances.end());
+  });
+  auto g = tiny.generate("00");
+  CHECK(relative(g.sources, tiny.out / "00") ==
+        std::vector<std::string>{"instances/tiny_big.cpp", "instances/tiny_2x1.cpp",
+                                 "instances/tiny_1x2.cpp", "instances/tiny_1x1.cpp",
+                                 "kopt_registry.cpp", "kopt_dispatch.cpp"});
 }
 
 TEST_CASE("an instance template override changes that instance's TU only") {
