@@ -1,7 +1,8 @@
 # kopt build-report on a real build of the host example: its --json numbers match the
 # .ninja_log ninja wrote, ccache hits are counted per object, a fresh candidate folder
-# identical to 01 compiles nothing, and a family over its compile_budget_s fails its bench
-# target naming the slowest TUs.
+# identical to 01 compiles nothing, a candidate changing one instance's template compiles that TU
+# only, a changed content hash re-links without a compile, and a family over its
+# compile_budget_s fails its bench target naming the slowest TUs.
 source "$KOPT_E2E_LIB"
 need cmake
 need ninja
@@ -69,6 +70,40 @@ assert all(t["ccache"] in ("direct_hit", "preprocessed_hit") for t in tus), tus
 PY
 first=$("$b/kopt/host_gemm/bin/candidate_06" --help 2>&1 | grep -m1 "^kopt-candidate:" || true)
 [[ $first == "kopt-candidate: 06 "* ]] || fail "candidate 06 names itself '$first'"
+
+echo "--- a candidate changing one instance's template: 1 compile, every other TU a ccache hit"
+mkdir -p "$src/candidates/07/instances"
+echo '{"id": "07", "base": "01", "hypothesis": "one instance changed", "target": "global"}' \
+  >"$src/candidates/07/candidate.json"
+{ cat "$src/instance.cpp.in"; echo 'static_assert(sizeof(int) >= 2, "variant of {{name}}");'; } \
+  >"$src/candidates/07/instances/gemm_32x32x32.in"
+ninja -C "$b" candidate_07 >/dev/null # the new folder re-runs cmake first
+"$KOPT" build-report "$b" --json >"$WORK/one.json"
+python3 - "$WORK/one.json" <<'PY' || fail "one changed instance did not cost exactly one compile"
+import json, sys
+r = json.load(open(sys.argv[1]))
+tus = [t for t in r["tus"] if t["candidate"] == "07"]
+assert len(tus) >= 13 and len(tus) == len(r["tus"]), len(tus)
+missed = [t["instance"] for t in tus if t["ccache"] == "miss"]
+assert missed == ["gemm_32x32x32"], missed
+assert all(t["ccache"] == "direct_hit" for t in tus if t["instance"] != "gemm_32x32x32"), tus
+PY
+
+echo "--- the content hash is not compiled in: a new hash re-links, compiles nothing"
+gen7=$b/kopt/host_gemm/gen/07
+bin7=$b/kopt/host_gemm/bin/candidate_07
+cmp -s "$gen7/kopt_hash.txt" "$bin7.kopt-hash" || fail "no $bin7.kopt-hash equal to the hash"
+first=$("$bin7" --help 2>&1 | grep -m1 "^kopt-candidate:" || true)
+[[ $first == "kopt-candidate: 07 $(cat "$gen7/kopt_hash.txt")" ]] || fail "candidate 07 prints '$first'"
+old_hash=$(cat "$gen7/kopt_hash.txt")
+sed -i 's/"repeat": 7/"repeat": 5/' "$src/family.json" # in every candidate's hash, in no TU
+ninja -C "$b" candidate_07 >"$WORK/rehash.log"
+[[ $(cat "$gen7/kopt_hash.txt") != "$old_hash" ]] || fail "family.json's change kept the hash"
+cmp -s "$gen7/kopt_hash.txt" "$bin7.kopt-hash" || fail "the new hash was not copied at link"
+grep -q "Linking CXX executable" "$WORK/rehash.log" || { cat "$WORK/rehash.log"; fail "no re-link"; }
+if grep -q "Building CXX object" "$WORK/rehash.log"; then
+  cat "$WORK/rehash.log"; fail "a hash change compiled a TU"
+fi
 
 echo "--- a compile budget the family exceeds fails its bench target"
 python3 - "$src/family.json" <<'PY'
