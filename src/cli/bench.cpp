@@ -92,13 +92,9 @@ Handler setup_bench(CLI::App &app) {
     }
     const std::string &id = loaded.candidates.get(requested).id();
     const std::string &p = options->prefix;
-    if (!options->build_dir.empty() &&
-        build_targets(options->build_dir, {p + "candidate_" + baseline, p + "candidate_" + id},
-                      context.err) != 0) {
-      return 1;
-    }
-    std::optional<profile::RunSetup> setup =
-        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+    std::optional<profile::RunSetup> setup = prepare_run(
+        loaded, options->build_dir, {p + "candidate_" + baseline, p + "candidate_" + id},
+        options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
     }

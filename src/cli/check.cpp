@@ -56,13 +56,9 @@ Handler setup_check(CLI::App &app) {
     LoadedFamily loaded = load_family(options->family);
     const std::string &id = loaded.candidates.get(options->candidate).id();
     std::string baseline = loaded.baseline();
-    if (options->build && !options->build_dir.empty() &&
-        build_targets(options->build_dir, {"candidate_" + baseline, "candidate_" + id},
-                      context.err) != 0) {
-      return 1;
-    }
-    std::optional<profile::RunSetup> setup =
-        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+    std::optional<profile::RunSetup> setup = prepare_run(
+        loaded, options->build ? options->build_dir : "",
+        {"candidate_" + baseline, "candidate_" + id}, options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
     }

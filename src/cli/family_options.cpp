@@ -63,6 +63,10 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
   return profile::RunSetup{binding.env, binding.device};
 }
 
+namespace {
+
+// Runs `cmake --build <build_dir> --target <targets...>`; on failure prints the build's output
+// to `err` and returns 1, else 0.
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
   util::RealProcessRunner runner;
@@ -75,6 +79,18 @@ int build_targets(const std::string &build_dir, const std::vector<std::string> &
     err << "kopt: building " << util::join(targets, ", ") << " " << result.describe(0) << "\n";
   }
   return result.ok() ? 0 : 1;
+}
+
+} // namespace
+
+std::optional<profile::RunSetup> prepare_run(const LoadedFamily &loaded,
+                                             const std::string &build_dir,
+                                             const std::vector<std::string> &targets,
+                                             double gpu_wait_min, std::ostream &err) {
+  if (!build_dir.empty() && build_targets(build_dir, targets, err) != 0) {
+    return std::nullopt;
+  }
+  return gpu_setup(loaded, gpu_wait_min, err);
 }
 
 } // namespace kopt::cli

@@ -54,13 +54,9 @@ Handler setup_tune(CLI::App &app) {
       }
     }
     t.configs = options->configs;
-    if (!options->build_dir.empty() &&
-        build_targets(options->build_dir, {options->prefix + "candidate_" + t.candidate},
-                      context.err) != 0) {
-      return 1;
-    }
     std::optional<profile::RunSetup> setup =
-        gpu_setup(loaded, options->family.gpu_wait_min, context.err);
+        prepare_run(loaded, options->build_dir, {options->prefix + "candidate_" + t.candidate},
+                    options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
     }
