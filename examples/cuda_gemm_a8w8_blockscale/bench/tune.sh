@@ -2,7 +2,8 @@
 # Tunes every instance of this family on tune_configs.csv (the model (N,K) pairs of configs.csv
 # times an M grid) on a GPU machine, with the harness's own event timing (ncu on 14 x 504 runs
 # would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
-# tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv.
+# tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv. Repeat 20 and ties
+# 0.02 by default: docs/BENCHMARKS.md measured the pass-to-pass noise behind both.
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/tune.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -24,8 +25,8 @@ echo "build candidate_$candidate: $(( $(date +%s) - start )) s"
 start=$(date +%s)
 timeout "${KOPT_TUNE_TIMEOUT:-400}" "$prefix/bin/kopt" tune --spec "$root/examples/$family/family.json" \
   --state-dir "$build/kopt/$family" --candidate "$candidate" \
-  --configs "$root/examples/$family/tune_configs.csv" --warmup 1 --repeat "${KOPT_TUNE_REPEAT:-5}" \
-  --chunk 128 --cu-num "${KOPT_CU_NUM:-132}" --gpu-wait-min 1 >"$out/tune.log" 2>&1
+  --configs "$root/examples/$family/tune_configs.csv" --warmup 1 --repeat "${KOPT_TUNE_REPEAT:-20}" \
+  --ties "${KOPT_TUNE_TIES:-0.02}" --chunk 128 --cu-num "${KOPT_CU_NUM:-132}" --gpu-wait-min 1 >"$out/tune.log" 2>&1
 echo "kopt tune: rc=$? in $(( $(date +%s) - start )) s"; tail -5 "$out/tune.log"
 cp "$build/kopt/$family/tune/$candidate/full.csv" "$build/kopt/$family/tune/$candidate/tuned.csv" "$out/" 2>/dev/null
 wc -l "$out"/*.csv
