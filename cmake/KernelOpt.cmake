@@ -271,11 +271,12 @@ function(kopt_add_family name)
         target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
       endif()
     endif()
-    # The content hash is no TU (a changed hash would cost a compile): it is copied beside the
-    # executable when it links, and a changed hash re-links.
+    # The content hash is in no TU (a changed hash would cost a compile): kopt stamps it into
+    # the executable when it links, and a changed hash re-links.
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${dir}/kopt_hash.txt)
     add_custom_command(TARGET ${target} POST_BUILD
-      COMMAND ${CMAKE_COMMAND} -E copy ${dir}/kopt_hash.txt $<TARGET_FILE:${target}>.kopt-hash
+      COMMAND ${KOPT_EXECUTABLE} stamp-hash $<TARGET_FILE:${target}>
+              --hash-file ${dir}/kopt_hash.txt
       VERBATIM)
     _kopt_compile_pool(${backend} pool)
     set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})

@@ -1,5 +1,6 @@
 #include "gen/generate.hpp"
 
+#include "buildinfo/hash_stamp.hpp"
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -303,8 +304,17 @@ int main() {
 }
 )");
   kopt::util::Command compile;
-  compile.argv = {"g++",     "-std=c++17",         "-Wall", "-Wextra", "-pedantic",
-                  "-Werror", "-I" + g.dir.string()};
+  // kopt_manifest.h reads the id and hash through the harness library's identity.
+  const fs::path harness = KOPT_HARNESS_DIR;
+  compile.argv = {"g++",
+                  "-std=c++17",
+                  "-Wall",
+                  "-Wextra",
+                  "-pedantic",
+                  "-Werror",
+                  "-I" + g.dir.string(),
+                  "-I" + (harness / "include").string(),
+                  (harness / "src" / "identity.cpp").string()};
   for (const auto &source : g.sources) {
     compile.argv.push_back(source.string());
   }
@@ -317,9 +327,13 @@ int main() {
   auto built = runner.run(compile);
   INFO(built.err);
   REQUIRE(built.ok());
+  // Unstamped, the binary knows no hash; kopt stamp-hash (run at link) gives it the candidate's.
   auto ran = runner.run({{(tiny.tmp.path() / "candidate_01").string()}, {}, {}, 60});
   INFO(ran.out);
   CHECK(ran.ok());
+  CHECK(ran.out == "01 \n");
+  kopt::buildinfo::stamp_hash(tiny.tmp.path() / "candidate_01", g.hash);
+  ran = runner.run({{(tiny.tmp.path() / "candidate_01").string()}, {}, {}, 60});
   CHECK(ran.out == "01 " + g.hash + "\n");
 }
 

@@ -8,9 +8,9 @@ namespace kopt::harness {
 /// compiled in, so identical candidate folders compile to identical objects).
 std::string executable_candidate_id();
 
-/// The content hash of the sources this executable was linked from: kopt_add_family copies the
-/// candidate's generated `kopt_hash.txt` to `<executable>.kopt-hash` when it links, so a change
-/// of the hash costs a link, never a compile. "" when the file is missing.
+/// The content hash of the sources this executable was built from. No TU holds it (a changed
+/// hash would cost a compile): `kopt stamp-hash`, which kopt_add_family runs when the executable
+/// links, writes it into a slot of this library's data. "" when the slot was never stamped.
 std::string executable_candidate_hash();
 
 } // namespace kopt::harness

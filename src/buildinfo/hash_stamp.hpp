@@ -1,0 +1,20 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace kopt::buildinfo {
+
+/// The marker that opens the hash slot of the harness library (harness/src/identity.cpp): the
+/// slot is this marker, then the candidate's 32 hex digits and a NUL, in the linked executable's
+/// data. Both sides must agree; a unit test checks that they do.
+inline constexpr std::string_view kHashSlotMarker = "@kopt-hash-slot@";
+
+/// Writes `hash` (32 lowercase hex digits) into the hash slot of the linked executable `binary`,
+/// in place (33 bytes; nothing else of the file changes), so that the executable carries the
+/// candidate's content hash while no TU depends on it: a new hash costs a link, not a compile.
+/// Throws Error naming the file when the hash is malformed or the slot is missing or not unique.
+void stamp_hash(const std::filesystem::path &binary, const std::string &hash);
+
+} // namespace kopt::buildinfo
