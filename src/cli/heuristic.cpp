@@ -40,7 +40,7 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
       ->capture_default_str();
   app.add_option("--ties", o.ties,
                  "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
-                 "fastest on the most shapes wins (0: the plain argmin)")
+                 "within the ties on the most shapes wins (0: the plain argmin)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
 }

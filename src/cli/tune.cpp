@@ -41,7 +41,7 @@ Handler setup_tune(CLI::App &app) {
       ->capture_default_str();
   app.add_option("--ties", options->tune.ties,
                  "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
-                 "fastest on the most shapes wins (0: the plain argmin)")
+                 "within the ties on the most shapes wins (0: the plain argmin)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   return [options](Context &context) {

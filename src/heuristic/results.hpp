@@ -55,7 +55,7 @@ inline const std::vector<std::string> kResultColumns = {"kernel", "us", "err"};
 /// Sets every shape's tuned choice, the one `kopt tune`'s tuned table and the heuristic's
 /// "tuned" both use. With ties == 0 it is the raw argmin (best()), as aiter's tuner picks. With
 /// ties > 0, the kernels within (1 + ties) x a shape's fastest usable time are tied there, and
-/// the choice among them is the kernel that is the raw argmin on the most shapes of `r`, then
+/// the choice among them is the kernel that is within the ties on the most shapes of `r`, then
 /// the first by name: noise-level differences resolve to one consistent kernel instead of
 /// flipping between near-equal ones. Throws Error when ties is negative or not finite.
 void resolve_ties(Results &r, double ties);
