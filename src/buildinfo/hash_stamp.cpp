@@ -1,6 +1,5 @@
 #include "buildinfo/hash_stamp.hpp"
 
-#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -16,17 +15,41 @@ void stamp_hash(const std::filesystem::path &binary, const std::string &hash) {
     throw Error(binary.string() + ": the hash to stamp must be 32 lowercase hex digits, got '" +
                 hash + "'");
   }
-  const std::string bytes = util::read_file(binary);
-  const size_t at = bytes.find(kHashSlotMarker);
+  // Read in chunks (a harness with fat device code can be hundreds of MB), keeping the last
+  // marker-size - 1 bytes so that a marker across two chunks is found.
+  std::ifstream in(binary, std::ios::binary);
+  if (!in) {
+    throw Error(binary.string() + ": cannot read it");
+  }
+  constexpr size_t kChunk = size_t{1} << 20;
+  const size_t keep = kHashSlotMarker.size() - 1;
+  std::string window;
+  size_t window_offset = 0; // file offset of window[0]
+  size_t at = std::string::npos;
+  size_t file_size = 0;
+  std::string chunk(kChunk, '\0');
+  while (in.read(chunk.data(), static_cast<std::streamsize>(kChunk)) || in.gcount() > 0) {
+    const size_t got = static_cast<size_t>(in.gcount());
+    file_size += got;
+    window.append(chunk, 0, got);
+    for (size_t pos = window.find(kHashSlotMarker); pos != std::string::npos;
+         pos = window.find(kHashSlotMarker, pos + 1)) {
+      if (at != std::string::npos && window_offset + pos != at) {
+        throw Error(binary.string() + ": the kopt hash slot marker occurs more than once");
+      }
+      at = window_offset + pos;
+    }
+    if (window.size() > keep) {
+      window_offset += window.size() - keep;
+      window.erase(0, window.size() - keep);
+    }
+  }
   if (at == std::string::npos) {
     throw Error(binary.string() + ": no kopt hash slot (is it a harness linked with "
                                   "KernelOpt::harness?)");
   }
-  if (bytes.find(kHashSlotMarker, at + 1) != std::string::npos) {
-    throw Error(binary.string() + ": the kopt hash slot marker occurs more than once");
-  }
   const size_t offset = at + kHashSlotMarker.size();
-  if (bytes.size() < offset + hash.size() + 1) {
+  if (file_size < offset + hash.size() + 1) {
     throw Error(binary.string() + ": the kopt hash slot is cut short");
   }
   std::fstream out(binary, std::ios::in | std::ios::out | std::ios::binary);

@@ -58,9 +58,25 @@ TEST_CASE("stamp_hash writes the hash after the marker and nothing else") {
   CHECK(kopt::util::read_file(binary).find("@kopt-hash-slot@ffffffff") != std::string::npos);
 }
 
+TEST_CASE("stamp_hash finds a slot across its 1 MiB read chunks") {
+  TempDir tmp;
+  fs::path binary = tmp.path() / "candidate_big";
+  const std::string head((size_t{1} << 20) - 5, 'x'); // the marker straddles the first chunk
+  const std::string tail(size_t{3} << 20, 'y');
+  tmp.write("candidate_big", head + slot() + tail);
+  stamp_hash(binary, kHash);
+  CHECK(kopt::util::read_file(binary) == head + slot(kHash) + tail);
+  tmp.write("candidate_big", head + slot() + tail + slot()); // and a second one far behind it
+  CHECK_THROWS_WITH_AS(stamp_hash(binary, kHash), doctest::Contains("more than once"), kopt::Error);
+}
+
 TEST_CASE("stamp_hash errors name the file") {
   TempDir tmp;
   fs::path binary = tmp.path() / "candidate_07";
+  SUBCASE("no file") {
+    CHECK_THROWS_WITH_AS(stamp_hash(binary, kHash), doctest::Contains("candidate_07: cannot read"),
+                         kopt::Error);
+  }
   SUBCASE("no slot") {
     tmp.write("candidate_07", "no marker here");
     CHECK_THROWS_WITH_AS(stamp_hash(binary, kHash),
