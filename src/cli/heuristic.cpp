@@ -34,7 +34,8 @@ struct HeuristicOptions {
 void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   app.add_flag("--json", o.json, "print a machine-readable JSON result instead of text");
   app.add_option("--max-arms", o.fit.max_arms, "the most rules")->capture_default_str();
-  app.add_option("--features", o.features, "comma-separated features (columns or A*B)")
+  app.add_option("--features", o.features,
+                 "comma-separated features: columns, A*B, fill(BMxBN,C) (docs/FORMATS.md)")
       ->capture_default_str();
   app.add_option("--min-leaf", o.fit.min_leaf, "the fewest shapes behind a rule")
       ->capture_default_str();
@@ -82,9 +83,17 @@ Handler setup_heuristic(CLI::App &app) {
   return [o](Context &context) {
     context.json = context.json || o->json;
     o->fit.features.clear();
-    for (const auto &f : util::split(o->features, ',')) {
-      if (!util::trim(f).empty()) {
-        o->fit.features.emplace_back(util::trim(f));
+    std::string feature;
+    int depth = 0; // commas inside fill(...) do not split
+    for (char c : o->features + ",") {
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (c == ',' && depth == 0) {
+        if (!util::trim(feature).empty()) {
+          o->fit.features.emplace_back(util::trim(feature));
+        }
+        feature.clear();
+      } else {
+        feature += c;
       }
     }
     heuristic::Results results = heuristic::read_results(o->results, o->ties);

@@ -16,29 +16,11 @@ namespace {
 // A kernel that cannot run a shape must never win a leaf that holds it: 1000x slower.
 const double kPenalty = std::log(1000.0);
 
-struct Feature {
-  std::string name;
-  std::vector<size_t> factors;
-};
-
 std::vector<Feature> resolve_features(const Results &r, const std::vector<std::string> &names) {
   std::vector<Feature> out;
   for (const auto &name : names) {
-    Feature f;
-    std::vector<std::string> parts;
-    for (const auto &part : util::split(name, '*')) {
-      std::string column(util::trim(part));
-      int index = r.column(column);
-      if (index < 0) {
-        throw Error("heuristic fit: feature '" + name + "': '" + column +
-                    "' is not a config column of " + r.source + " (" + util::join(r.columns, ", ") +
-                    ")");
-      }
-      f.factors.push_back(static_cast<size_t>(index));
-      parts.push_back(column);
-    }
-    f.name = util::join(parts, "*");
-    out.push_back(std::move(f));
+    out.push_back(
+        parse_feature(name, r.columns, "heuristic fit: " + r.source + ": feature '" + name + "'"));
   }
   return out;
 }
@@ -79,11 +61,7 @@ Data prepare(const Results &r, const std::vector<Feature> &features) {
     d.cost.push_back(std::move(cost));
     std::vector<int64_t> values;
     for (const auto &f : features) {
-      int64_t v = 1;
-      for (size_t index : f.factors) {
-        v *= s.dims[index];
-      }
-      values.push_back(v);
+      values.push_back(f.value(s.dims));
     }
     d.values.push_back(std::move(values));
   }

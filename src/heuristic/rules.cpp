@@ -25,31 +25,25 @@ std::string got(const nlohmann::json &value) {
   return value.dump();
 }
 
-// Splits "M*N" into its column names; trims blanks around each factor.
-std::vector<std::string> factors(const std::string &feature) {
-  std::vector<std::string> parts;
-  for (const auto &part : util::split(feature, '*')) {
-    parts.emplace_back(util::trim(part));
+size_t column_index(const std::string &name, const std::vector<std::string> &columns,
+                    const std::string &where) {
+  auto it = std::find(columns.begin(), columns.end(), name);
+  if (it == columns.end()) {
+    std::string hint = util::nearest(name, columns);
+    throw Error(where + ": unknown feature '" + name +
+                "' (dispatch columns: " + util::join(columns, ", ") + ")" +
+                (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
   }
-  return parts;
+  return static_cast<size_t>(it - columns.begin());
 }
 
-// Returns the index of every factor of `feature` in `columns`; throws naming `where`.
-std::vector<size_t> factor_indices(const std::string &feature,
-                                   const std::vector<std::string> &columns,
-                                   const std::string &where) {
-  std::vector<size_t> indices;
-  for (const auto &part : factors(feature)) {
-    auto it = std::find(columns.begin(), columns.end(), part);
-    if (it == columns.end()) {
-      std::string hint = util::nearest(part, columns);
-      throw Error(where + ": unknown feature '" + part +
-                  "' (dispatch columns: " + util::join(columns, ", ") + ")" +
-                  (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
-    }
-    indices.push_back(static_cast<size_t>(it - columns.begin()));
+// A positive integer written in `text`, or 0.
+int64_t positive(const std::string &text) {
+  if (text.empty() || text.size() > 9 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return 0;
   }
-  return indices;
+  return std::stoll(text);
 }
 
 Condition parse_condition(const nlohmann::json &j, const std::vector<std::string> &columns,
@@ -61,8 +55,7 @@ Condition parse_condition(const nlohmann::json &j, const std::vector<std::string
   if (!j[0].is_string()) {
     throw Error(where + "[0]: expected a feature name, got " + got(j[0]));
   }
-  factor_indices(j[0].get<std::string>(), columns, where + "[0]");
-  c.feature = util::join(factors(j[0].get<std::string>()), "*");
+  c.feature = parse_feature(j[0].get<std::string>(), columns, where + "[0]").name;
   if (!j[1].is_string() ||
       std::find(kOps.begin(), kOps.end(), j[1].get<std::string>()) == kOps.end()) {
     throw Error(where + "[1]: expected one of " + util::join(kOps, ", ") + ", got " + got(j[1]));
@@ -102,6 +95,77 @@ std::string int64_literal(int64_t value) {
 }
 
 } // namespace
+
+Feature parse_feature(const std::string &text, const std::vector<std::string> &columns,
+                      const std::string &where) {
+  Feature f;
+  std::string t(util::trim(text));
+  if (t.rfind("fill(", 0) == 0) {
+    // fill(<BM>x<BN>,<C>)
+    const std::string expected = ": expected fill(<BM>x<BN>,<C>) with positive integers, e.g. "
+                                 "fill(64x128,264), got '" +
+                                 t + "'";
+    if (t.back() != ')') {
+      throw Error(where + expected);
+    }
+    std::string inside = t.substr(5, t.size() - 6);
+    auto comma = inside.find(',');
+    auto x = inside.find('x');
+    if (comma == std::string::npos || x == std::string::npos || x > comma) {
+      throw Error(where + expected);
+    }
+    f.tile_m = positive(std::string(util::trim(inside.substr(0, x))));
+    f.tile_n = positive(std::string(util::trim(inside.substr(x + 1, comma - x - 1))));
+    f.slots = positive(std::string(util::trim(inside.substr(comma + 1))));
+    if (f.tile_m == 0 || f.tile_n == 0 || f.slots == 0) {
+      throw Error(where + expected);
+    }
+    f.fill = true;
+    f.m = column_index("M", columns, where + ": " + t + " needs dispatch column M");
+    f.n = column_index("N", columns, where + ": " + t + " needs dispatch column N");
+    f.name = "fill(" + std::to_string(f.tile_m) + "x" + std::to_string(f.tile_n) + "," +
+             std::to_string(f.slots) + ")";
+    return f;
+  }
+  std::vector<std::string> parts;
+  for (const auto &part : util::split(t, '*')) {
+    parts.emplace_back(util::trim(part));
+    f.factors.push_back(column_index(parts.back(), columns, where));
+  }
+  f.name = util::join(parts, "*");
+  return f;
+}
+
+int64_t Feature::value(const std::vector<int64_t> &dims) const {
+  if (fill) {
+    const int64_t tiles = ((dims[m] + tile_m - 1) / tile_m) * ((dims[n] + tile_n - 1) / tile_n);
+    return tiles <= 0 ? 100 : 100 * tiles / ((tiles + slots - 1) / slots * slots);
+  }
+  int64_t v = 1;
+  for (size_t index : factors) {
+    v *= dims[index];
+  }
+  return v;
+}
+
+std::string Feature::cpp() const {
+  auto dim = [](size_t i) { return "dims[" + std::to_string(i) + "]"; };
+  if (fill) {
+    auto tiles_of = [&](size_t i, int64_t tile) {
+      return "(" + dim(i) + " + " + std::to_string(tile - 1) + ") / " + std::to_string(tile);
+    };
+    const std::string c = std::to_string(slots);
+    return "[&] { const std::int64_t t = (" + tiles_of(m, tile_m) + ") * (" + tiles_of(n, tile_n) +
+           "); return t <= 0 ? std::int64_t{100} : 100 * t / ((t + " + c + " - 1) / " + c + " * " +
+           c + "); }()";
+  }
+  std::vector<std::string> terms;
+  for (size_t index : factors) {
+    terms.push_back(dim(index));
+  }
+  std::string product = util::join(terms, " * ");
+  return terms.size() > 1 ? "(" + product + ")" : product;
+}
 
 std::vector<std::string> RuleList::kernels() const {
   std::vector<std::string> names;
@@ -195,11 +259,7 @@ std::string evaluate(const RuleList &rules, const std::vector<std::string> &colu
   for (const auto &rule : rules.rules) {
     bool all = true;
     for (const auto &c : rule.conditions) {
-      int64_t value = 1;
-      for (size_t index : factor_indices(c.feature, columns, "heuristic")) {
-        value *= dims[index];
-      }
-      if (!holds(c.op, value, c.value)) {
+      if (!holds(c.op, parse_feature(c.feature, columns, "heuristic").value(dims), c.value)) {
         all = false;
         break;
       }
@@ -225,12 +285,7 @@ std::string emit_cpp(const RuleList &rules, const std::vector<std::string> &colu
     }
     std::vector<std::string> tests;
     for (const auto &c : rule.conditions) {
-      std::vector<std::string> terms;
-      for (size_t index : factor_indices(c.feature, columns, "heuristic")) {
-        terms.push_back("dims[" + std::to_string(index) + "]");
-      }
-      std::string lhs = util::join(terms, " * ");
-      tests.push_back((terms.size() > 1 ? "(" + lhs + ")" : lhs) + " " + c.op + " " +
+      tests.push_back(parse_feature(c.feature, columns, "heuristic").cpp() + " " + c.op + " " +
                       int64_literal(c.value));
     }
     uses_dims = true;

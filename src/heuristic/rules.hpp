@@ -8,8 +8,31 @@
 
 namespace kopt::heuristic {
 
-/// One test of a rule: `feature op value`, where feature is a dispatch column or a product of
-/// columns written "M*N".
+/// A shape feature rules test: a product of dispatch columns ("M", "M*N"), or the wave fill of
+/// a GPU launch that covers M x N with BM x BN tiles, C at a time ("fill(64x128,264)", C = SMs x
+/// tiles resident per SM): the percentage of tile slots its waves use,
+/// 100 * T / (ceil(T / C) * C) rounded down, T = ceil(M / BM) * ceil(N / BN) (100 when T is 0).
+/// Thresholds over fills follow wave quantization, which products of M, N and K cannot.
+struct Feature {
+  std::string name;            ///< canonical text: "M*N", "fill(64x128,264)"
+  std::vector<size_t> factors; ///< a product's column indices
+  bool fill = false;
+  size_t m = 0, n = 0; ///< a fill's M and N column indices
+  int64_t tile_m = 0, tile_n = 0, slots = 0;
+
+  /// The feature's value for `dims`, the values of the dispatch columns in order.
+  int64_t value(const std::vector<int64_t> &dims) const;
+
+  /// A C++17 expression of the value over `const std::int64_t* dims`.
+  std::string cpp() const;
+};
+
+/// Parses a feature over `columns`; an unknown column or a malformed fill is an Error that
+/// starts with `where`.
+Feature parse_feature(const std::string &text, const std::vector<std::string> &columns,
+                      const std::string &where);
+
+/// One test of a rule: `feature op value` (see Feature).
 struct Condition {
   std::string feature;
   std::string op; ///< <, <=, ==, !=, >=, >

@@ -120,9 +120,42 @@ TEST_CASE("unusable timings: err != 0 never wins, unknown features are named") {
   FitOptions options;
   options.features = {"M*Q"};
   CHECK_THROWS_WITH_AS(fit(r, options),
-                       "heuristic fit: feature 'M*Q': 'Q' is not a config column of full.csv "
-                       "(M, N, K)",
+                       "heuristic fit: full.csv: feature 'M*Q': unknown feature 'Q' (dispatch "
+                       "columns: M, N, K), did you mean 'M'?",
                        kopt::Error);
+  options.features = {"fill(64x0,264)"};
+  CHECK_THROWS_WITH_AS(fit(r, options),
+                       doctest::Contains("expected fill(<BM>x<BN>,<C>) with positive integers"),
+                       kopt::Error);
+}
+
+TEST_CASE("a wave-fill feature recovers a rule that products of M, N, K cannot") {
+  // Kernel "wide" wins where its 64x128 tiles fill whole waves of 8 slots (fill >= 75%), kernel
+  // "narrow" elsewhere: a rule over fill(64x128,8), not a threshold on M, N or M*N.
+  std::string text = "M,N,K,kernel,us,err\n";
+  std::vector<std::string> truth;
+  for (int64_t m : {64, 128, 192, 256, 320, 384, 448, 512}) {
+    for (int64_t n : {128, 256, 384, 512, 640}) {
+      const int64_t tiles = (m / 64) * (n / 128);
+      const int64_t fill = 100 * tiles / ((tiles + 7) / 8 * 8);
+      const bool wide = fill >= 75;
+      const std::string shape = std::to_string(m) + "," + std::to_string(n) + ",64,";
+      text += shape + "wide," + (wide ? "10" : "13") + ",0\n";
+      text += shape + "narrow," + (wide ? "12" : "11") + ",0\n";
+    }
+  }
+  Results r = table(text);
+  FitOptions options;
+  options.max_arms = 2;
+  options.features = {"M", "N", "K", "M*N", "fill(64x128,8)"};
+  RuleList with_fill = fit(r, options);
+  Evaluation e = evaluate_rules(r, with_fill, "narrow", 0);
+  CHECK(e.total.matched == e.total.shapes);
+  REQUIRE(with_fill.rules.size() == 2);
+  CHECK(with_fill.rules[0].conditions.at(0).feature == "fill(64x128,8)");
+  options.features = {"M", "N", "K", "M*N"};
+  Evaluation without = evaluate_rules(r, fit(r, options), "narrow", 0);
+  CHECK(without.total.matched < without.total.shapes);
 }
 
 TEST_CASE("malformed full.csv: missing column, bad number, bad config value") {

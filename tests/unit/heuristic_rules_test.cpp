@@ -3,6 +3,7 @@
 #include "temp_dir.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -120,6 +121,67 @@ TEST_CASE("emit_cpp") {
   SUBCASE("no rules at all") {
     CHECK(kopt::heuristic::emit_cpp(RuleList{}, kColumns) == "  (void)dims;\n  return nullptr;\n");
   }
+}
+
+TEST_CASE("fill features: parsed, evaluated and emitted alike") {
+  RuleList rules = kopt::heuristic::parse_rules(nlohmann::json::parse(R"j({"rules": [
+        {"if": [["fill( 64x128 , 264)", ">=", 90], ["K", ">", 1000]], "kernel": "k64x128"},
+        {"if": [["fill(16x64,132)", "<", 50]], "kernel": "k16x64"},
+        {"kernel": "k32x64"}]})j"),
+                                                kColumns, "h.json");
+  CHECK(rules.rules[0].conditions[0].feature == "fill(64x128,264)"); // written canonically
+  auto fill = kopt::heuristic::parse_feature("fill(64x128,264)", kColumns, "f");
+  CHECK(fill.value({64, 128, 1}) == 0);             // 1 tile of 264 slots: 100 * 1 / 264
+  CHECK(fill.value({64 * 12, 128 * 22, 1}) == 100); // 264 tiles: one full wave
+  CHECK(fill.value({64 * 12, 128 * 23, 1}) == 52);  // 276 tiles in 2 waves of 264
+  CHECK(fill.value({0, 128, 1}) == 100);            // no tiles
+  CHECK(kopt::heuristic::evaluate(rules, kColumns, {64 * 12, 128 * 22, 4096}) == "k64x128");
+  CHECK(kopt::heuristic::evaluate(rules, kColumns, {16, 64, 4096}) == "k16x64");
+  for (const char *bad : {"fill(64x128)", "fill(64x0,264)", "fill(64,128,264)", "fill(ax1,2)"}) {
+    CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature(bad, kColumns, "f"),
+                         doctest::Contains("expected fill(<BM>x<BN>,<C>)"), kopt::Error);
+  }
+  CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature("fill(64x128,264)", {"K", "N"}, "f"),
+                       doctest::Contains("needs dispatch column M"), kopt::Error);
+
+  if (kopt::util::find_program("g++").empty()) {
+    return;
+  }
+  // The emitted C++ picks what evaluate() picks on a grid of shapes.
+  kopt::test::TempDir tmp;
+  std::string grid;
+  for (std::int64_t m : {1, 16, 64, 250, 768, 1000, 4096}) {
+    for (std::int64_t n : {64, 1536, 2816, 7168}) {
+      for (std::int64_t k : {512, 4096}) {
+        grid += "{" + std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) + "},";
+      }
+    }
+  }
+  tmp.write("main.cpp",
+            "#include <cstdint>\n#include <cstdio>\n"
+            "static const char* pick(const std::int64_t* dims) {\n" +
+                kopt::heuristic::emit_cpp(rules, kColumns) +
+                "}\nint main() {\n  const std::int64_t shapes[][3] = {" + grid +
+                "};\n  for (const auto& s : shapes) std::printf(\"%s\\n\", pick(s));\n}\n");
+  kopt::util::RealProcessRunner runner;
+  auto built =
+      runner.run({{"g++", "-std=c++17", "-Wall", "-Werror", (tmp.path() / "main.cpp").string(),
+                   "-o", (tmp.path() / "pick").string()},
+                  {},
+                  {},
+                  120});
+  INFO(built.err);
+  REQUIRE(built.ok());
+  auto ran = runner.run({{(tmp.path() / "pick").string()}, {}, {}, 60});
+  std::string expected;
+  for (std::int64_t m : {1, 16, 64, 250, 768, 1000, 4096}) {
+    for (std::int64_t n : {64, 1536, 2816, 7168}) {
+      for (std::int64_t k : {512, 4096}) {
+        expected += kopt::heuristic::evaluate(rules, kColumns, {m, n, k}) + "\n";
+      }
+    }
+  }
+  CHECK(ran.out == expected);
 }
 
 TEST_SUITE_END();
