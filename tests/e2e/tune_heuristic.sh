@@ -1,7 +1,8 @@
 # Tuned tables and heuristics end to end on the host example, with the real cmake, ninja and
 # harness: kopt tune (resumable), heuristic fit and eval, then gen-instances with the tuned table
 # + the fitted heuristic and compile=dispatch: the manifest compiles exactly tuned + heuristic
-# + default.
+# + default. Wave-fill features: fit through the CLI, and a family whose rule tests a fill builds
+# and dispatches as the rule says.
 source "$KOPT_E2E_LIB"
 need cmake
 need ninja
@@ -62,6 +63,45 @@ if "$KOPT" heuristic fit --results "$WORK/bad.csv" --out "$WORK/h2.json" 2>"$WOR
   fail "a bad number was accepted"
 fi
 grep -q "bad.csv:3: us: expected a number, got 'x'" "$WORK/bad.log" || { cat "$WORK/bad.log"; fail "bad number message"; }
+
+echo "--- wave-fill features: fit through the CLI; a rule over a fill builds and dispatches"
+"$KOPT" heuristic fit --results "$full" --out "$WORK/heuristic_fill.json" --max-arms 3 \
+  --features "M,N,K,M*N,fill(16x64,4),fill(64x64,4)" >"$WORK/fit_fill.log" ||
+  { cat "$WORK/fit_fill.log"; fail "fit with fill features"; }
+if "$KOPT" heuristic fit --results "$full" --out "$WORK/h3.json" --features "M,fill(16x64)" \
+  2>"$WORK/fill_bad.log"; then
+  fail "a malformed fill was accepted"
+fi
+grep -q "expected fill(<BM>x<BN>,<C>)" "$WORK/fill_bad.log" || { cat "$WORK/fill_bad.log"; fail "fill message"; }
+fill_src=$WORK/src/fill
+cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$fill_src"
+python3 - "$fill_src/family.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["heuristic"] = {"rules": [{"if": [["fill(16x64,7)", ">=", 75]], "kernel": "gemm_16x64x64"},
+                               {"kernel": "gemm_64x64x64"}]}
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+fb=$WORK/fill-build
+cmake -S "$fill_src" -B "$fb" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" -DKOPT_USE_CCACHE=OFF \
+  >"$WORK/fill-configure.log" || { cat "$WORK/fill-configure.log"; fail "configure with a fill rule"; }
+ninja -C "$fb" candidate_00 >"$WORK/fill-build.log" || { cat "$WORK/fill-build.log"; fail "build"; }
+"$fb/kopt/host_gemm/bin/candidate_00" --configs "$fill_src/configs.csv" --benchmark --warmup 0 \
+  --repeat 1 --out "$WORK/fill.csv" >/dev/null || fail "run the fill-dispatched harness"
+python3 - "$WORK/fill.csv" <<'PY' || fail "the generated dispatch disagrees with the fill rule"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows
+picked = set()
+for r in rows:
+    m, n = int(r["M"]), int(r["N"])
+    tiles = -(-m // 16) * -(-n // 64)
+    fill = 100 * tiles // (-(-tiles // 7) * 7)
+    want = "gemm_16x64x64" if fill >= 75 else "gemm_64x64x64"
+    assert r["kernel"] == want, (r, fill, want)
+    picked.add(want)
+assert len(picked) == 2, picked  # the configs reach both sides of the rule
+PY
 
 echo "--- gen with the tuned table and the heuristic, compile=dispatch"
 cp "$state/tune/00/tuned.csv" "$family_src/tuned.csv"
