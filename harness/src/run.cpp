@@ -2,6 +2,7 @@
 
 #include "kopt/harness/error.hpp"
 #include "kopt/harness/golden.hpp"
+#include "kopt/harness/identity.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -178,8 +179,13 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
 }
 
 int run_main(int argc, char **argv, const FamilySpec &spec) {
-  // The identity line comes first, whatever follows, so kopt can reject a stale binary early.
-  std::cout << "kopt-candidate: " << spec.candidate_id << " " << spec.candidate_hash << std::endl;
+  // The identity line comes first, whatever follows, so kopt can reject a stale binary early. A
+  // family harness that leaves them empty gets the executable's own (and the hash slot is then
+  // linked in whatever the family calls, so kopt stamp-hash always finds it).
+  std::cout << "kopt-candidate: "
+            << (spec.candidate_id.empty() ? executable_candidate_id() : spec.candidate_id) << " "
+            << (spec.candidate_hash.empty() ? executable_candidate_hash() : spec.candidate_hash)
+            << std::endl;
   try {
     Options options = parse_options(std::vector<std::string>(argv + 1, argv + argc), spec);
     if (options.help) {

@@ -18,8 +18,8 @@ namespace kopt::harness {
 /// What a family's harness.cpp gives the harness library: everything but the harness logic.
 struct FamilySpec {
   std::string impl;                 ///< suffix of us_<impl> / err_<impl>: family.json "impl"
-  std::string candidate_id;         ///< kopt_generated::candidate_id()
-  std::string candidate_hash;       ///< kopt_generated::candidate_hash()
+  std::string candidate_id;         ///< kopt_generated::candidate_id(); "" = the executable's
+  std::string candidate_hash;       ///< kopt_generated::candidate_hash(); "" = the stamped one
   std::vector<std::string> kernels; ///< the compiled kernels' names, which --kernel may force
   /// Returns the kernel the candidate's dispatch picks for a config.
   std::function<std::string(const Config &)> dispatch;
