@@ -67,7 +67,7 @@ std::string manifest_h(const spec::Family &family) {
          "// Exact tuned shape -> padded M -> heuristic rules -> default kernel.\n" +
          "const KernelEntry& dispatch(const std::int64_t* dims);\n" +
          "// Neither is compiled in (a changed hash costs a link, not a compile): the id is the\n"
-         "// executable's name, the hash the file kopt writes beside it when it links.\n"
+         "// executable's name, the hash what kopt stamp-hash writes into it when it links.\n"
          "inline const char* candidate_id() {\n"
          "  static const std::string id = kopt::harness::executable_candidate_id();\n"
          "  return id.c_str();\n}\n"
@@ -288,11 +288,11 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   std::map<std::string, fs::path> overrides = set.resolve_instance_templates(family, id);
   for (const auto &name : g.compiled) {
     auto own = overrides.find(name);
+    const bool overridden = own != overrides.end();
     files["instances/" + name + ".cpp"] =
-        own == overrides.end() ? instance_tu(family, *family.find_instance(name), template_text,
-                                             template_path.string())
-                               : instance_tu(family, *family.find_instance(name),
-                                             util::read_file(own->second), own->second.string());
+        instance_tu(family, *family.find_instance(name),
+                    overridden ? util::read_file(own->second) : template_text,
+                    (overridden ? own->second : template_path).string());
   }
   files["kopt_manifest.h"] = manifest_h(family);
   files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
