@@ -34,19 +34,26 @@ void resolve_ties(Results &r, double ties) {
   if (ties == 0) {
     return;
   }
+  // The tied kernels of a shape whose raw fastest is s.tuned, by name.
+  auto tied = [ties](const Shape &s) {
+    std::vector<std::string> out;
+    const double limit = s.kernels.at(s.tuned).us * (1 + ties);
+    for (const auto &[kernel, timing] : s.kernels) {
+      if (timing.usable() && timing.us <= limit) {
+        out.push_back(kernel);
+      }
+    }
+    return out;
+  };
   // A kernel's rank is the number of shapes where it is within the ties, not where it is the
   // raw fastest: two near-equal kernels split raw wins by noise, and a swap of their win counts
   // between two measurements would flip every shape they tie on at once (measured: 85 of 144
   // shapes agreed between two passes ranked by raw wins, 143 ranked by shapes within the ties).
-  std::map<std::string, size_t> wins;
+  std::map<std::string, size_t> within;
   for (const auto &s : r.shapes) {
-    if (s.tuned.empty()) {
-      continue;
-    }
-    const double limit = s.kernels.at(s.tuned).us * (1 + ties);
-    for (const auto &[kernel, timing] : s.kernels) {
-      if (timing.usable() && timing.us <= limit) {
-        ++wins[kernel];
+    if (!s.tuned.empty()) {
+      for (const auto &kernel : tied(s)) {
+        ++within[kernel];
       }
     }
   }
@@ -54,11 +61,9 @@ void resolve_ties(Results &r, double ties) {
     if (s.tuned.empty()) {
       continue;
     }
-    const double limit = s.kernels.at(s.tuned).us * (1 + ties);
     std::string choice;
-    for (const auto &[kernel, timing] : s.kernels) { // by name: the first wins an equal count
-      if (timing.usable() && timing.us <= limit &&
-          (choice.empty() || wins[kernel] > wins[choice])) {
+    for (const auto &kernel : tied(s)) { // by name: the first wins an equal count
+      if (choice.empty() || within[kernel] > within[choice]) {
         choice = kernel;
       }
     }
