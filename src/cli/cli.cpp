@@ -12,6 +12,14 @@
 
 namespace kopt::cli {
 
+void add_ties_option(CLI::App &app, double &ties) {
+  app.add_option("--ties", ties,
+                 "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
+                 "within the ties on the most shapes wins (0: the plain argmin)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+}
+
 int main(int argc, char **argv) {
   CLI::App app{"kopt: GPU kernel optimisation as a build (families, candidates, verdicts)", "kopt"};
   app.require_subcommand(1);

@@ -27,6 +27,10 @@ struct Subcommand {
   Handler (*setup)(CLI::App &app);
 };
 
+/// Adds `--ties R` (the tuned choice's tie slack, docs/FORMATS.md), shared by `kopt tune` and
+/// `kopt heuristic fit/eval`, bound to `ties`.
+void add_ties_option(CLI::App &app, double &ties);
+
 /// Runs the kopt CLI: parses argv against the subcommand table, runs the chosen handler, and
 /// prints `kopt: error: <message>` (exit 2) for a kopt::Error.
 int main(int argc, char **argv);

@@ -39,11 +39,7 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
       ->capture_default_str();
   app.add_option("--min-leaf", o.fit.min_leaf, "the fewest shapes behind a rule")
       ->capture_default_str();
-  app.add_option("--ties", o.ties,
-                 "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
-                 "within the ties on the most shapes wins (0: the plain argmin)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  add_ties_option(app, o.ties);
 }
 
 std::string default_kernel(const HeuristicOptions &o) {

@@ -39,11 +39,7 @@ Handler setup_tune(CLI::App &app) {
   app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
   app.add_option("--cu-num", options->tune.cu_num, "the tuned table's cu_num column")
       ->capture_default_str();
-  app.add_option("--ties", options->tune.ties,
-                 "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
-                 "within the ties on the most shapes wins (0: the plain argmin)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  add_ties_option(app, options->tune.ties);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     tune::TuneOptions t = options->tune;
