@@ -97,26 +97,33 @@ std::vector<const Candidate *> CandidateSet::chain(const std::string &id) const 
   return out;
 }
 
+std::vector<fs::path> CandidateSet::search_folders(const spec::Family &family,
+                                                   const std::string &id) const {
+  std::vector<fs::path> folders;
+  for (const Candidate *c : chain(id)) {
+    folders.push_back(c->dir);
+  }
+  folders.push_back(family.dir);
+  return folders;
+}
+
 std::map<std::string, fs::path> CandidateSet::resolve_sources(const spec::Family &family,
                                                               const std::string &id) const {
-  std::vector<const Candidate *> candidates = chain(id);
+  const std::vector<fs::path> folders = search_folders(family, id);
   std::set<std::string> names(family.editable.begin(), family.editable.end());
   names.insert(family.kernel_template);
   std::map<std::string, fs::path> resolved;
   for (const auto &name : names) {
     fs::path found;
-    for (const Candidate *c : candidates) {
-      if (fs::is_regular_file(c->dir / name)) {
-        found = c->dir / name;
+    for (const auto &folder : folders) {
+      if (fs::is_regular_file(folder / name)) {
+        found = folder / name;
         break;
       }
     }
-    if (found.empty() && fs::is_regular_file(family.dir / name)) {
-      found = family.dir / name;
-    }
     if (found.empty()) {
       std::vector<std::string> chain_ids;
-      for (const Candidate *c : candidates) {
+      for (const Candidate *c : chain(id)) {
         chain_ids.push_back(c->id());
       }
       throw Error(name + ": not found in candidate " + id + "'s chain (" +
@@ -130,13 +137,8 @@ std::map<std::string, fs::path> CandidateSet::resolve_sources(const spec::Family
 
 std::map<std::string, fs::path>
 CandidateSet::resolve_instance_templates(const spec::Family &family, const std::string &id) const {
-  std::vector<fs::path> folders;
-  for (const Candidate *c : chain(id)) {
-    folders.push_back(c->dir);
-  }
-  folders.push_back(family.dir);
   std::map<std::string, fs::path> resolved;
-  for (const auto &folder : folders) {
+  for (const auto &folder : search_folders(family, id)) {
     std::error_code ec;
     if (!fs::is_directory(folder / "instances", ec)) {
       continue;

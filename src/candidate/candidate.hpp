@@ -51,6 +51,11 @@ public:
   std::string content_hash(const spec::Family &family, const std::string &id) const;
 
 private:
+  /// Where a candidate's files are looked for, nearest first: its folder, its base chain's
+  /// folders, then the family folder.
+  std::vector<std::filesystem::path> search_folders(const spec::Family &family,
+                                                    const std::string &id) const;
+
   std::vector<Candidate> candidates_;
 };
 
