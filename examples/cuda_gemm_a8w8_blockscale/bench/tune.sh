@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Tunes every instance of this family on tune_configs.csv (the model (N,K) pairs of configs.csv
-# times an M grid) on a GPU machine, with the harness's own event timing (ncu on 14 x 504 runs
-# would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
+# Tunes every instance of this family on tune_configs.csv (28 (N,K) pairs of LLM layers: the 14
+# of configs.csv and 14 more from Llama-3-70B, Qwen2.5-7B/72B and Mixtral, times a 36-value M
+# grid: 1008 shapes) on a GPU machine, with the harness's own event timing (ncu on 14 x 1008
+# runs would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
 # tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv. Repeat 20 and ties
-# 0.02 by default: docs/BENCHMARKS.md measured the pass-to-pass noise behind both.
+# 0.02 by default: docs/BENCHMARKS.md measured the pass-to-pass noise behind both. A sweep cut by
+# the timeout resumes where it stopped on the next call; KOPT_TUNE_SEED=<a full.csv> starts from
+# rows measured before (a run on fewer configs), so only the missing rows are measured.
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/tune.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -22,11 +25,16 @@ start=$(date +%s)
 cmake --build "$build" --target "candidate_$candidate" -j "$(nproc)" >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; exit 1; }
 echo "build candidate_$candidate: $(( $(date +%s) - start )) s"
+state=$build/kopt/$family/tune/$candidate
+if [ -n "${KOPT_TUNE_SEED:-}" ] && [ ! -e "$state/full.csv" ]; then
+  mkdir -p "$state" && cp "$KOPT_TUNE_SEED" "$state/full.csv"
+  echo "seeded with $(($(wc -l <"$state/full.csv") - 1)) rows of $KOPT_TUNE_SEED"
+fi
 start=$(date +%s)
 timeout "${KOPT_TUNE_TIMEOUT:-400}" "$prefix/bin/kopt" tune --spec "$root/examples/$family/family.json" \
   --state-dir "$build/kopt/$family" --candidate "$candidate" \
   --configs "$root/examples/$family/tune_configs.csv" --warmup 1 --repeat "${KOPT_TUNE_REPEAT:-20}" \
   --ties "${KOPT_TUNE_TIES:-0.02}" --chunk 128 --cu-num "${KOPT_CU_NUM:-132}" --gpu-wait-min 1 >"$out/tune.log" 2>&1
 echo "kopt tune: rc=$? in $(( $(date +%s) - start )) s"; tail -5 "$out/tune.log"
-cp "$build/kopt/$family/tune/$candidate/full.csv" "$build/kopt/$family/tune/$candidate/tuned.csv" "$out/" 2>/dev/null
+cp "$state/full.csv" "$state/tuned.csv" "$out/" 2>/dev/null
 wc -l "$out"/*.csv
