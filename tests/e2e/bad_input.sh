@@ -1,6 +1,6 @@
 # Bad input fails with a message that names the file and the field, at configure time for
 # specs and at build time for tuned tables.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 

@@ -3,7 +3,7 @@
 # identical to 01 compiles nothing, a candidate changing one instance's template compiles that TU
 # only, a changed content hash re-links without a compile, and a family over its
 # compile_budget_s fails its bench target naming the slowest TUs.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need ccache

@@ -1,7 +1,7 @@
 # Shape capture end to end on the host example: a real build of candidate 00, two harness runs
 # with KOPT_CAPTURE (one with KOPT_CAPTURE_MAX below the config count), `kopt capture merge`
 # into a configs file whose shapes and counts are the harness's, and the harness runs on it.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 

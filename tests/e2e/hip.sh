@@ -3,7 +3,7 @@
 # instance TUs compile through kopt launch-compile + ccache for both targets, the harness links
 # and runs its host side, and a fresh build folder is all ccache hits. Nothing runs on an AMD
 # GPU here (there is none); see docs/AMD.md. CMake's HIP language is tried too and reported.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need ccache

@@ -3,7 +3,7 @@
 # the source tree and (when nvcc is installed) a CUDA target; under Ninja and Ninja
 # Multi-Config. The imported flags must equal the tree's compile_commands.json; a family built
 # with IMPORTED measures baseline 00 from the tree's library with no baseline compile.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need python3
@@ -165,6 +165,14 @@ fi
 grep -q "libkernels.so" "$WORK/build00.log" || fail "00 does not link the tree's library"
 compiles00=$(grep -cE " -c [^ ]*/instances/" "$WORK/build00.log" || true)
 [ "$compiles00" = 0 ] || fail "$compiles00 baseline instance compiles"
+# What 00 does compile is kopt's measuring glue and nothing of the baseline: the family's
+# harness, the registry and the dispatch (DESIGN.md: the harness binary carries 00's hash).
+glue00=$(grep -oE " -c [^ ]+" "$WORK/build00.log" | sed 's|.*/||' | sort | tr '\n' ' ')
+[ "$glue00" = "harness.cpp kopt_dispatch.cpp kopt_registry.cpp " ] ||
+  fail "00 compiled '$glue00', expected only kopt's glue (harness.cpp kopt_dispatch.cpp kopt_registry.cpp)"
+if grep -oE " -c [^ ]+" "$WORK/build00.log" | grep -q "$tree/"; then
+  fail "00 compiled a source of the tree"
+fi
 ldd "$fb/kopt/host_gemm/bin/candidate_00" | grep -q "$b/kernels/libkernels.so" || fail "00 does not load the tree's libkernels.so"
 cmake --build "$fb" --target candidate_01 -- -v >"$WORK/build01.log" 2>&1 || { cat "$WORK/build01.log"; fail "build 01"; }
 line=$(grep -E " -c [^ ]*/instances/gemm_32x32x32.cpp" "$WORK/build01.log") || fail "01 compiled no instance"
@@ -175,4 +183,4 @@ done
   { cat "$WORK/bench00.log"; fail "bench 00"; }
 ctest --test-dir "$fb" -R '^candidate_0[01]\.correctness$' --output-on-failure >"$WORK/correct.log" 2>&1 ||
   { cat "$WORK/correct.log"; fail "correctness of 00 (tree library) and 01"; }
-echo "ok: baseline from $b/kernels/libkernels.so with $compiles00 instance compiles"
+echo "ok: baseline from $b/kernels/libkernels.so with $compiles00 instance compiles (compiled: $glue00)"

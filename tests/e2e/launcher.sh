@@ -1,7 +1,7 @@
 # Several hosts: a family's LAUNCHER (here a stand-in for `srun --gres=gpu:1` that records its
 # calls) is put in front of every harness run: the bench target, the .bench, .golden,
 # .best.bench and .correctness tests. A launcher that fails fails the test.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 

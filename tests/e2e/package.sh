@@ -1,7 +1,7 @@
 # kopt as a package: installed and found with find_package(KernelOpt), and pulled in with
 # add_subdirectory (which builds the kopt tool once at configure time); both build and check a
 # candidate of the host example.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 

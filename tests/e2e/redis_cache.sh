@@ -1,7 +1,7 @@
 # Shared compile cache: two build folders with separate, empty local ccache folders share one
 # Redis (ccache remote_storage through KOPT_CCACHE_REMOTE); the second build's compiles are all
 # remote hits. A Redis that refuses (needs a password) or is down costs a warning, not the build.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need ccache

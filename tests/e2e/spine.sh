@@ -1,7 +1,7 @@
 # The spine, end to end with the real cmake, ninja, ccache and ctest on the host example:
 # bench, keep, regression, correctness, no-op and incremental rebuilds, ccache reuse, the
 # ledger, and candidates that crash or hang.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need ccache

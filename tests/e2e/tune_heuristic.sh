@@ -3,7 +3,7 @@
 # + the fitted heuristic and compile=dispatch: the manifest compiles exactly tuned + heuristic
 # + default. Wave-fill features: fit through the CLI, and a family whose rule tests a fill builds
 # and dispatches as the rule says.
-source "$KOPT_E2E_LIB"
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need python3
