@@ -35,7 +35,8 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   app.add_flag("--json", o.json, "print a machine-readable JSON result instead of text");
   app.add_option("--max-arms", o.fit.max_arms, "the most rules")->capture_default_str();
   app.add_option("--features", o.features,
-                 "comma-separated features: columns, A*B, fill(BMxBN,C) (docs/FORMATS.md)")
+                 "comma-separated features: columns, A*B, fill(BMxBN,C), waves(BMxBN,C), X/Y "
+                 "(docs/FORMATS.md)")
       ->capture_default_str();
   app.add_option("--min-leaf", o.fit.min_leaf, "the fewest shapes behind a rule")
       ->capture_default_str();
@@ -80,7 +81,7 @@ Handler setup_heuristic(CLI::App &app) {
     context.json = context.json || o->json;
     o->fit.features.clear();
     std::string feature;
-    int depth = 0; // commas inside fill(...) do not split
+    int depth = 0; // commas inside fill(...) or waves(...) do not split
     for (char c : o->features + ",") {
       depth += c == '(' ? 1 : c == ')' ? -1 : 0;
       if (c == ',' && depth == 0) {

@@ -8,8 +8,9 @@
 
 namespace kopt::heuristic {
 
-/// What `fit` may use: at most `max_arms` rules, thresholds over `features` (config columns or
-/// products "M*N"), at least `min_leaf` shapes behind every rule.
+/// What `fit` may use: at most `max_arms` rules, thresholds over `features` (any Feature:
+/// columns, products "M*N", fills, waves and their ratios), at least `min_leaf` shapes behind
+/// every rule.
 struct FitOptions {
   int max_arms = 8;
   std::vector<std::string> features = {"M", "N", "K", "M*N"};

@@ -94,38 +94,70 @@ std::string int64_literal(int64_t value) {
   return "std::int64_t{" + std::to_string(value) + "}";
 }
 
+// "fill(<BM>x<BN>,<C>)" or "waves(<BM>x<BN>,<C>)" without its kind, "<BM>x<BN>,<C>" of `t`.
+void parse_tiles(Feature &f, const std::string &t, const std::string &kind,
+                 const std::vector<std::string> &columns, const std::string &where) {
+  const std::string expected = ": expected " + kind +
+                               "(<BM>x<BN>,<C>) with positive integers, e.g. " + kind +
+                               "(64x128,264), got '" + t + "'";
+  if (t.back() != ')') {
+    throw Error(where + expected);
+  }
+  std::string inside = t.substr(kind.size() + 1, t.size() - kind.size() - 2);
+  auto comma = inside.find(',');
+  auto x = inside.find('x');
+  if (comma == std::string::npos || x == std::string::npos || x > comma) {
+    throw Error(where + expected);
+  }
+  f.tile_m = positive(std::string(util::trim(inside.substr(0, x))));
+  f.tile_n = positive(std::string(util::trim(inside.substr(x + 1, comma - x - 1))));
+  f.slots = positive(std::string(util::trim(inside.substr(comma + 1))));
+  if (f.tile_m == 0 || f.tile_n == 0 || f.slots == 0) {
+    throw Error(where + expected);
+  }
+  f.m = column_index("M", columns, where + ": " + t + " needs dispatch column M");
+  f.n = column_index("N", columns, where + ": " + t + " needs dispatch column N");
+  f.name = kind + "(" + std::to_string(f.tile_m) + "x" + std::to_string(f.tile_n) + "," +
+           std::to_string(f.slots) + ")";
+}
+
+// The position of the '/' outside parentheses in `t`, or npos.
+size_t top_level_slash(const std::string &t) {
+  int depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
+    if (t[i] == '/' && depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
 } // namespace
 
 Feature parse_feature(const std::string &text, const std::vector<std::string> &columns,
                       const std::string &where) {
   Feature f;
   std::string t(util::trim(text));
-  if (t.rfind("fill(", 0) == 0) {
-    // fill(<BM>x<BN>,<C>)
-    const std::string expected = ": expected fill(<BM>x<BN>,<C>) with positive integers, e.g. "
-                                 "fill(64x128,264), got '" +
-                                 t + "'";
-    if (t.back() != ')') {
-      throw Error(where + expected);
+  if (size_t slash = top_level_slash(t); slash != std::string::npos) {
+    f.kind = Feature::Kind::ratio;
+    for (const std::string &side : {t.substr(0, slash), t.substr(slash + 1)}) {
+      if (top_level_slash(side) != std::string::npos) {
+        throw Error(where + ": '" + t +
+                    "': a ratio's sides are products, fills or waves, not ratios");
+      }
+      f.parts.push_back(parse_feature(side, columns, where));
     }
-    std::string inside = t.substr(5, t.size() - 6);
-    auto comma = inside.find(',');
-    auto x = inside.find('x');
-    if (comma == std::string::npos || x == std::string::npos || x > comma) {
-      throw Error(where + expected);
-    }
-    f.tile_m = positive(std::string(util::trim(inside.substr(0, x))));
-    f.tile_n = positive(std::string(util::trim(inside.substr(x + 1, comma - x - 1))));
-    f.slots = positive(std::string(util::trim(inside.substr(comma + 1))));
-    if (f.tile_m == 0 || f.tile_n == 0 || f.slots == 0) {
-      throw Error(where + expected);
-    }
-    f.fill = true;
-    f.m = column_index("M", columns, where + ": " + t + " needs dispatch column M");
-    f.n = column_index("N", columns, where + ": " + t + " needs dispatch column N");
-    f.name = "fill(" + std::to_string(f.tile_m) + "x" + std::to_string(f.tile_n) + "," +
-             std::to_string(f.slots) + ")";
+    f.name = f.parts[0].name + "/" + f.parts[1].name;
     return f;
+  }
+  for (const auto &[kind, prefix] : {std::pair{Feature::Kind::fill, std::string("fill")},
+                                     std::pair{Feature::Kind::waves, std::string("waves")}}) {
+    if (t.rfind(prefix + "(", 0) == 0) {
+      f.kind = kind;
+      parse_tiles(f, t, prefix, columns, where);
+      return f;
+    }
   }
   std::vector<std::string> parts;
   for (const auto &part : util::split(t, '*')) {
@@ -137,9 +169,22 @@ Feature parse_feature(const std::string &text, const std::vector<std::string> &c
 }
 
 int64_t Feature::value(const std::vector<int64_t> &dims) const {
-  if (fill) {
+  switch (kind) {
+  case Kind::fill:
+  case Kind::waves: {
     const int64_t tiles = ((dims[m] + tile_m - 1) / tile_m) * ((dims[n] + tile_n - 1) / tile_n);
-    return tiles <= 0 ? 100 : 100 * tiles / ((tiles + slots - 1) / slots * slots);
+    const int64_t waves = (tiles + slots - 1) / slots;
+    if (kind == Kind::waves) {
+      return waves;
+    }
+    return tiles <= 0 ? 100 : 100 * tiles / (waves * slots);
+  }
+  case Kind::ratio: {
+    const int64_t below = parts[1].value(dims);
+    return below == 0 ? 0 : 1000 * parts[0].value(dims) / below;
+  }
+  case Kind::product:
+    break;
   }
   int64_t v = 1;
   for (size_t index : factors) {
@@ -150,14 +195,26 @@ int64_t Feature::value(const std::vector<int64_t> &dims) const {
 
 std::string Feature::cpp() const {
   auto dim = [](size_t i) { return "dims[" + std::to_string(i) + "]"; };
-  if (fill) {
+  switch (kind) {
+  case Kind::fill:
+  case Kind::waves: {
     auto tiles_of = [&](size_t i, int64_t tile) {
       return "(" + dim(i) + " + " + std::to_string(tile - 1) + ") / " + std::to_string(tile);
     };
     const std::string c = std::to_string(slots);
-    return "[&] { const std::int64_t t = (" + tiles_of(m, tile_m) + ") * (" + tiles_of(n, tile_n) +
-           "); return t <= 0 ? std::int64_t{100} : 100 * t / ((t + " + c + " - 1) / " + c + " * " +
-           c + "); }()";
+    const std::string tiles =
+        "const std::int64_t t = (" + tiles_of(m, tile_m) + ") * (" + tiles_of(n, tile_n) + "); ";
+    if (kind == Kind::waves) {
+      return "[&] { " + tiles + "return (t + " + c + " - 1) / " + c + "; }()";
+    }
+    return "[&] { " + tiles + "return t <= 0 ? std::int64_t{100} : 100 * t / ((t + " + c +
+           " - 1) / " + c + " * " + c + "); }()";
+  }
+  case Kind::ratio:
+    return "[&] { const std::int64_t below = " + parts[1].cpp() +
+           "; return below == 0 ? std::int64_t{0} : 1000 * " + parts[0].cpp() + " / below; }()";
+  case Kind::product:
+    break;
   }
   std::vector<std::string> terms;
   for (size_t index : factors) {

@@ -8,17 +8,25 @@
 
 namespace kopt::heuristic {
 
-/// A shape feature rules test: a product of dispatch columns ("M", "M*N"), or the wave fill of
-/// a GPU launch that covers M x N with BM x BN tiles, C at a time ("fill(64x128,264)", C = SMs x
-/// tiles resident per SM): the percentage of tile slots its waves use,
-/// 100 * T / (ceil(T / C) * C) rounded down, T = ceil(M / BM) * ceil(N / BN) (100 when T is 0).
-/// Thresholds over fills follow wave quantization, which products of M, N and K cannot.
+/// A shape feature rules test (docs/FORMATS.md):
+/// - a product of dispatch columns: "M", "M*N";
+/// - the wave fill of a GPU launch that covers M x N with BM x BN tiles, C at a time,
+///   "fill(64x128,264)" (C = SMs x tiles resident per SM): the percentage of tile slots its
+///   waves use, 100 * T / (ceil(T / C) * C) rounded down, T = ceil(M / BM) * ceil(N / BN) (100
+///   when T is 0);
+/// - the number of such waves, "waves(64x128,264)": ceil(T / C);
+/// - a ratio of two of the above, "waves(32x64,264)/waves(64x64,264)": 1000 * A / B rounded
+///   down (0 when B is 0). A threshold on the ratio of two kernels' waves compares their wave
+///   costs, with the threshold standing for the ratio of their per-wave times.
+/// Thresholds over fills and waves follow wave quantization, which products of M, N and K cannot.
 struct Feature {
-  std::string name;            ///< canonical text: "M*N", "fill(64x128,264)"
+  enum class Kind { product, fill, waves, ratio };
+  std::string name; ///< canonical text: "M*N", "fill(64x128,264)", "waves(16x64,264)/waves(..)"
+  Kind kind = Kind::product;
   std::vector<size_t> factors; ///< a product's column indices
-  bool fill = false;
-  size_t m = 0, n = 0; ///< a fill's M and N column indices
+  size_t m = 0, n = 0;         ///< a fill's or waves' M and N column indices
   int64_t tile_m = 0, tile_n = 0, slots = 0;
+  std::vector<Feature> parts; ///< a ratio's numerator and denominator
 
   /// The feature's value for `dims`, the values of the dispatch columns in order.
   int64_t value(const std::vector<int64_t> &dims) const;
@@ -27,8 +35,8 @@ struct Feature {
   std::string cpp() const;
 };
 
-/// Parses a feature over `columns`; an unknown column or a malformed fill is an Error that
-/// starts with `where`.
+/// Parses a feature over `columns`; an unknown column, a malformed fill or waves, or a ratio of
+/// ratios is an Error that starts with `where`.
 Feature parse_feature(const std::string &text, const std::vector<std::string> &columns,
                       const std::string &where);
 

@@ -1,8 +1,8 @@
 # Tuned tables and heuristics end to end on the host example, with the real cmake, ninja and
 # harness: kopt tune (resumable), heuristic fit and eval, then gen-instances with the tuned table
 # + the fitted heuristic and compile=dispatch: the manifest compiles exactly tuned + heuristic
-# + default. Wave-fill features: fit through the CLI, and a family whose rule tests a fill builds
-# and dispatches as the rule says.
+# + default. Wave features: fit through the CLI, and a family whose rules test a fill and a ratio
+# of wave counts builds and dispatches as the rules say.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -64,9 +64,9 @@ if "$KOPT" heuristic fit --results "$WORK/bad.csv" --out "$WORK/h2.json" 2>"$WOR
 fi
 grep -q "bad.csv:3: us: expected a number, got 'x'" "$WORK/bad.log" || { cat "$WORK/bad.log"; fail "bad number message"; }
 
-echo "--- wave-fill features: fit through the CLI; a rule over a fill builds and dispatches"
+echo "--- wave features: fit through the CLI; rules over a fill and a waves ratio build and dispatch"
 "$KOPT" heuristic fit --results "$full" --out "$WORK/heuristic_fill.json" --max-arms 3 \
-  --features "M,N,K,M*N,fill(16x64,4),fill(64x64,4)" >"$WORK/fit_fill.log" ||
+  --features "M,N,K,M*N,fill(16x64,4),fill(64x64,4),waves(16x64,4)/waves(64x64,4)" >"$WORK/fit_fill.log" ||
   { cat "$WORK/fit_fill.log"; fail "fit with fill features"; }
 if "$KOPT" heuristic fit --results "$full" --out "$WORK/h3.json" --features "M,fill(16x64)" \
   2>"$WORK/fill_bad.log"; then
@@ -78,8 +78,10 @@ cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$fill_src"
 python3 - "$fill_src/family.json" <<'PY'
 import json, sys
 spec = json.load(open(sys.argv[1]))
-spec["heuristic"] = {"rules": [{"if": [["fill(16x64,7)", ">=", 75]], "kernel": "gemm_16x64x64"},
-                               {"kernel": "gemm_64x64x64"}]}
+spec["heuristic"] = {"rules": [
+    {"if": [["waves(16x64,7)/waves(64x64,7)", ">=", 3500]], "kernel": "gemm_32x32x32"},
+    {"if": [["fill(16x64,7)", ">=", 75]], "kernel": "gemm_16x64x64"},
+    {"kernel": "gemm_64x64x64"}]}
 json.dump(spec, open(sys.argv[1], "w"), indent=2)
 PY
 fb=$WORK/fill-build
@@ -97,10 +99,11 @@ for r in rows:
     m, n = int(r["M"]), int(r["N"])
     tiles = -(-m // 16) * -(-n // 64)
     fill = 100 * tiles // (-(-tiles // 7) * 7)
-    want = "gemm_16x64x64" if fill >= 75 else "gemm_64x64x64"
-    assert r["kernel"] == want, (r, fill, want)
+    ratio = 1000 * -(-tiles // 7) // -(-(-(-m // 64) * -(-n // 64)) // 7)
+    want = "gemm_32x32x32" if ratio >= 3500 else "gemm_16x64x64" if fill >= 75 else "gemm_64x64x64"
+    assert r["kernel"] == want, (r, fill, ratio, want)
     picked.add(want)
-assert len(picked) == 2, picked  # the configs reach both sides of the rule
+assert len(picked) == 3, picked  # the configs reach every rule
 PY
 
 echo "--- gen with the tuned table and the heuristic, compile=dispatch"

@@ -123,26 +123,45 @@ TEST_CASE("emit_cpp") {
   }
 }
 
-TEST_CASE("fill features: parsed, evaluated and emitted alike") {
+TEST_CASE("fill, waves and ratio features: parsed, evaluated and emitted alike") {
   RuleList rules = kopt::heuristic::parse_rules(nlohmann::json::parse(R"j({"rules": [
         {"if": [["fill( 64x128 , 264)", ">=", 90], ["K", ">", 1000]], "kernel": "k64x128"},
         {"if": [["fill(16x64,132)", "<", 50]], "kernel": "k16x64"},
-        {"kernel": "k32x64"}]})j"),
+        {"if": [[" waves( 32x64 ,8) / waves(64x64,8) ", "<=", 1500]], "kernel": "k32x64"},
+        {"if": [["waves(16x64,132)", ">", 3]], "kernel": "k16x64_many"},
+        {"kernel": "k64x64"}]})j"),
                                                 kColumns, "h.json");
   CHECK(rules.rules[0].conditions[0].feature == "fill(64x128,264)"); // written canonically
+  CHECK(rules.rules[2].conditions[0].feature == "waves(32x64,8)/waves(64x64,8)");
   auto fill = kopt::heuristic::parse_feature("fill(64x128,264)", kColumns, "f");
   CHECK(fill.value({64, 128, 1}) == 0);             // 1 tile of 264 slots: 100 * 1 / 264
   CHECK(fill.value({64 * 12, 128 * 22, 1}) == 100); // 264 tiles: one full wave
   CHECK(fill.value({64 * 12, 128 * 23, 1}) == 52);  // 276 tiles in 2 waves of 264
   CHECK(fill.value({0, 128, 1}) == 100);            // no tiles
+  auto waves = kopt::heuristic::parse_feature("waves(64x128,264)", kColumns, "f");
+  CHECK(waves.value({64 * 12, 128 * 22, 1}) == 1); // 264 tiles
+  CHECK(waves.value({64 * 12, 128 * 23, 1}) == 2); // 276 tiles
+  CHECK(waves.value({0, 128, 1}) == 0);
+  auto ratio = kopt::heuristic::parse_feature("waves(32x64,8)/waves(64x64,8)", kColumns, "f");
+  CHECK(ratio.value({64, 64, 1}) == 1000);     // 2 tiles and 1 tile: one wave each
+  CHECK(ratio.value({64, 64 * 8, 1}) == 2000); // 16 tiles in 2 waves against 8 in 1
+  CHECK(ratio.value({0, 64, 1}) == 0);         // no waves below: 0
+  CHECK(kopt::heuristic::parse_feature("M*N / K", kColumns, "f").value({4, 8, 16}) == 2000);
   CHECK(kopt::heuristic::evaluate(rules, kColumns, {64 * 12, 128 * 22, 4096}) == "k64x128");
   CHECK(kopt::heuristic::evaluate(rules, kColumns, {16, 64, 4096}) == "k16x64");
   for (const char *bad : {"fill(64x128)", "fill(64x0,264)", "fill(64,128,264)", "fill(ax1,2)"}) {
     CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature(bad, kColumns, "f"),
                          doctest::Contains("expected fill(<BM>x<BN>,<C>)"), kopt::Error);
   }
+  CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature("waves(64x128)", kColumns, "f"),
+                       doctest::Contains("expected waves(<BM>x<BN>,<C>)"), kopt::Error);
   CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature("fill(64x128,264)", {"K", "N"}, "f"),
                        doctest::Contains("needs dispatch column M"), kopt::Error);
+  CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature("M/N/K", kColumns, "f"),
+                       doctest::Contains("'M/N/K': a ratio's sides are products, fills or waves"),
+                       kopt::Error);
+  CHECK_THROWS_WITH_AS(kopt::heuristic::parse_feature("waves(16x64,8)/Q", kColumns, "f"),
+                       doctest::Contains("unknown feature 'Q'"), kopt::Error);
 
   if (kopt::util::find_program("g++").empty()) {
     return;
@@ -182,6 +201,9 @@ TEST_CASE("fill features: parsed, evaluated and emitted alike") {
     }
   }
   CHECK(ran.out == expected);
+  for (const auto &rule : rules.rules) { // the grid reaches every rule
+    CHECK(expected.find(rule.kernel + "\n") != std::string::npos);
+  }
 }
 
 TEST_SUITE_END();
