@@ -24,6 +24,7 @@ struct HeuristicOptions {
   std::string holdout;
   double holdout_frac = 0;
   double tie = 0.01;
+  size_t misses = 0;
   double ties = 0;
   heuristic::FitOptions fit;
   bool json = false; ///< --json after fit / eval (the parent's flag comes before them)
@@ -76,6 +77,9 @@ Handler setup_heuristic(CLI::App &app) {
   o->eval_app->add_option("--default", o->default_kernel, "the default kernel");
   o->eval_app->add_option("--tie", o->tie, "slack of the 'within tie' match")
       ->capture_default_str();
+  o->eval_app->add_option("--misses", o->misses,
+                          "list the N slowest misses (shape, pick, tuned, slowdown); --json "
+                          "lists them all");
   add_fit_options(*o->eval_app, *o);
   return [o](Context &context) {
     context.json = context.json || o->json;
@@ -131,7 +135,7 @@ Handler setup_heuristic(CLI::App &app) {
       j["default"] = fallback;
       context.out << j.dump(2) << "\n";
     } else {
-      context.out << heuristic::to_text(e);
+      context.out << heuristic::to_text(e, o->misses);
     }
     return 0;
   };

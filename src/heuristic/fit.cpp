@@ -429,6 +429,7 @@ void Score::add(const Score &o) {
     tuned_worst = o.tuned_worst;
     tuned_worst_shape = o.tuned_worst_shape;
   }
+  misses.insert(misses.end(), o.misses.begin(), o.misses.end());
 }
 
 Evaluation evaluate_rules(const Results &results, const RuleList &rules,
@@ -454,7 +455,12 @@ Evaluation evaluate_rules(const Results &results, const RuleList &rules,
     one.tuned_worst = best_us / raw_us;
     one.tuned_worst_shape = shape_name(results, s);
     auto it = s.kernels.find(pick);
-    if (it == s.kernels.end() || !it->second.usable()) {
+    const bool measured = it != s.kernels.end() && it->second.usable();
+    if (pick != best) {
+      one.misses.push_back(
+          {shape_name(results, s), pick, best, measured ? it->second.us / best_us : 0});
+    }
+    if (!measured) {
       one.unmeasured = 1;
     } else {
       double slowdown = it->second.us / best_us;
@@ -553,8 +559,25 @@ std::vector<std::string> parse_holdout(const Results &results, const std::string
   return out;
 }
 
+// The misses, slowest first (unmeasured picks first of all), then in shape order.
+std::vector<Miss> slowest_first(std::vector<Miss> misses) {
+  auto key = [](const Miss &m) { return m.slowdown == 0 ? HUGE_VAL : m.slowdown; };
+  std::stable_sort(misses.begin(), misses.end(),
+                   [&](const Miss &a, const Miss &b) { return key(a) > key(b); });
+  return misses;
+}
+
 nlohmann::json to_json(const Evaluation &e) {
   nlohmann::json out = score_json(e.total);
+  nlohmann::json misses = nlohmann::json::array();
+  for (const auto &m : slowest_first(e.total.misses)) {
+    misses.push_back(
+        {{"shape", m.shape},
+         {"pick", m.pick},
+         {"tuned", m.tuned},
+         {"slowdown", m.slowdown == 0 ? nlohmann::json() : nlohmann::json(m.slowdown)}});
+  }
+  out["misses"] = std::move(misses);
   out["tie"] = e.tie;
   out["ties"] = e.ties;
   nlohmann::json groups = nlohmann::json::array();
@@ -567,7 +590,7 @@ nlohmann::json to_json(const Evaluation &e) {
   return out;
 }
 
-std::string to_text(const Evaluation &e) {
+std::string to_text(const Evaluation &e, size_t misses) {
   const Score &t = e.total;
   std::string out = "shapes: " + std::to_string(t.shapes) + "\n";
   out += "match vs tuned: " + percent(t.matched, t.shapes) + " (" + std::to_string(t.matched) +
@@ -592,6 +615,19 @@ std::string to_text(const Evaluation &e) {
     out += "| " + name + " | " + std::to_string(s.shapes) + " | " + percent(s.matched, s.shapes) +
            " | " + util::format_number(s.geomean(), 4) + " | " + util::format_number(s.worst, 4) +
            " | " + util::format_number(s.default_geomean(), 4) + " |\n";
+  }
+  if (misses > 0 && !t.misses.empty()) {
+    std::vector<Miss> slowest = slowest_first(t.misses);
+    slowest.resize(std::min(misses, slowest.size()));
+    out += "\nmisses, slowest first (" + std::to_string(slowest.size()) + " of " +
+           std::to_string(t.misses.size()) +
+           "):\n| shape | pick | tuned | slowdown |\n|---|---|---|---|\n";
+    for (const auto &m : slowest) {
+      out +=
+          "| " + m.shape + " | " + m.pick + " | " + m.tuned + " | " +
+          (m.slowdown == 0 ? std::string("no timing") : util::format_number(m.slowdown, 4) + "x") +
+          " |\n";
+    }
   }
   return out;
 }

@@ -32,6 +32,14 @@ struct FitOptions {
 /// tightest bounds, in left-to-right order; the last rule has no conditions.
 RuleList fit(const Results &results, const FitOptions &options);
 
+/// A shape where a rule list's pick is not the tuned choice.
+struct Miss {
+  std::string shape;   ///< "M=..,N=..,K=.."
+  std::string pick;    ///< the kernel the rules (or the default) picked
+  std::string tuned;   ///< the tuned choice
+  double slowdown = 0; ///< pick us / tuned us; 0 when the pick has no usable timing there
+};
+
 /// How a rule list does on one set of shapes, against the per-shape tuned choice (Shape::tuned:
 /// the raw argmin, or with ties the resolved choice).
 struct Score {
@@ -48,6 +56,7 @@ struct Score {
   double tuned_log_sum = 0; ///< sum of log(tuned us / raw argmin us): what the ties cost
   double tuned_worst = 1;   ///< the largest tuned us / raw argmin us
   std::string tuned_worst_shape;
+  std::vector<Miss> misses; ///< every shape whose pick is not the tuned choice, in shape order
 
   /// Geomean slowdown of the picks vs tuned.
   double geomean() const;
@@ -88,10 +97,12 @@ Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &o
 /// order; returns the group names. A group that is not in `results` is an error naming it.
 std::vector<std::string> parse_holdout(const Results &results, const std::string &text);
 
-/// The evaluation as JSON (match, geomean, worst, default geomean, per-group rows).
+/// The evaluation as JSON (match, geomean, worst, default geomean, per-group rows, and every
+/// miss, slowest first).
 nlohmann::json to_json(const Evaluation &e);
 
-/// The evaluation as a text report with a per-group table.
-std::string to_text(const Evaluation &e);
+/// The evaluation as a text report with a per-group table, then the `misses` slowest misses
+/// (pick, tuned choice, slowdown) when `misses` > 0.
+std::string to_text(const Evaluation &e, size_t misses = 0);
 
 } // namespace kopt::heuristic

@@ -54,6 +54,9 @@ e = json.load(open(sys.argv[1]))
 assert e["shapes"] == int(sys.argv[2]), e
 assert 1 <= e["geomean_slowdown"] <= e["default_geomean_slowdown"] + 1e-9, e
 assert e["groups"] and e["default"] == "gemm_32x32x32", e
+assert len(e["misses"]) == e["shapes"] - e["matched"], e["misses"]
+for m in e["misses"]:
+    assert m["pick"] != m["tuned"] and (m["slowdown"] is None or m["slowdown"] >= 1), m
 PY
 "$KOPT" heuristic eval --results "$full" --holdout "256,512" --default gemm_32x32x32 >"$WORK/holdout.log" ||
   { cat "$WORK/holdout.log"; fail "holdout"; }

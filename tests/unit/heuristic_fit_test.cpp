@@ -95,6 +95,34 @@ TEST_CASE("fewer arms: the best rule list of that size, never worse than one ker
         evaluate_rules(r, one, "a", 0).total.geomean());
 }
 
+TEST_CASE("misses: every shape whose pick is not the tuned kernel, slowest first") {
+  Results r = table(synthetic_table());
+  // "b" where K is 128, else "e": a miss costs 1.2x where "b" loses, 1.5x where "e" loses.
+  RuleList rules = parse_rules(nlohmann::json::parse(R"j({"rules": [
+        {"if": [["K", "==", 128]], "kernel": "b"}, {"kernel": "e"}]})j"),
+                               r.columns, "h.json");
+  Evaluation e = evaluate_rules(r, rules, "a", 0);
+  size_t expected = 0;
+  for (const auto &s : r.shapes) {
+    expected += known_rule(s.dims[0], s.dims[1], s.dims[2]) != (s.dims[2] == 128 ? "b" : "e");
+  }
+  REQUIRE(expected > 3);
+  CHECK(e.total.misses.size() == expected);
+  CHECK(e.total.matched + expected == e.total.shapes);
+  nlohmann::json j = to_json(e);
+  REQUIRE(j["misses"].size() == expected);
+  CHECK(j["misses"][0]["pick"] == "e");
+  CHECK(j["misses"][0]["slowdown"].get<double>() == doctest::Approx(1.5).epsilon(1e-3));
+  CHECK(j["misses"][expected - 1]["pick"] == "b");
+  CHECK(j["misses"][expected - 1]["slowdown"].get<double>() == doctest::Approx(1.2).epsilon(1e-3));
+  std::string text = to_text(e, 3);
+  CHECK(text.find("misses, slowest first (3 of " + std::to_string(expected) + "):") !=
+        std::string::npos);
+  CHECK(text.find("| e | ") != std::string::npos);  // a row: "| M=..,N=..,K=.. | e | d | 1.5x |"
+  CHECK(text.find(" | b | ") == std::string::npos); // the 1.2x misses are past the first three
+  CHECK(to_text(e).find("misses") == std::string::npos); // not asked for
+}
+
 TEST_CASE("holdout: fit on the other (N,K) groups, score the held-out ones") {
   Results r = table(synthetic_table());
   FitOptions options;
