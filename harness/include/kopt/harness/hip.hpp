@@ -1,16 +1,15 @@
 #pragma once
 
 // The hip backend of the harness, header-only so that only a family's own harness (compiled as
-// HIP, C++17) needs the ROCm headers: checked calls, device buffers from hipMalloc, the event
-// timer with its L2 flush, and the per-config roctx range rocprofv3 attributes kernels by.
+// HIP, C++17) needs the ROCm headers: checked calls, device buffers from hipMalloc and the event
+// timer with its L2 flush (gpu.hpp's, over the HIP runtime), and the per-config roctx range
+// rocprofv3 attributes kernels by.
 //
 // roctx: kopt_add_family defines KOPT_HARNESS_ROCTX and links the library when it finds roctx
 // (rocprofiler-sdk-roctx, or roctracer's roctx64). Debian's ROCm 5.2 packages ship neither, so
 // there RoctxRange is a no-op and `kopt bench` attributes dispatches in launch order instead.
 
-#include "kopt/harness/error.hpp"
-#include "kopt/harness/problem.hpp"
-#include "kopt/harness/timer.hpp"
+#include "kopt/harness/gpu.hpp"
 
 #include <hip/hip_runtime_api.h>
 
@@ -24,16 +23,39 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 
 namespace kopt::harness::hip {
 
+/// The HIP runtime as gpu.hpp calls it: its types, its success value and the calls it makes.
+struct Runtime {
+  using Status = hipError_t;
+  using Stream = hipStream_t;
+  using Event = hipEvent_t;
+  static constexpr Status success = hipSuccess;
+
+  static const char *error_name(Status status) { return hipGetErrorName(status); }
+  static const char *error_string(Status status) { return hipGetErrorString(status); }
+  static Status malloc(void **ptr, std::size_t bytes) { return hipMalloc(ptr, bytes); }
+  static Status free(void *ptr) { return hipFree(ptr); }
+  static Status get_device(int *device) { return hipGetDevice(device); }
+  static Status l2_cache_bytes(int *bytes, int device) {
+    return hipDeviceGetAttribute(bytes, hipDeviceAttributeL2CacheSize, device);
+  }
+  static Status memset_async(void *ptr, int value, std::size_t bytes, Stream stream) {
+    return hipMemsetAsync(ptr, value, bytes, stream);
+  }
+  static Status event_create(Event *event) { return hipEventCreate(event); }
+  static Status event_destroy(Event event) { return hipEventDestroy(event); }
+  static Status event_record(Event event, Stream stream) { return hipEventRecord(event, stream); }
+  static Status event_synchronize(Event event) { return hipEventSynchronize(event); }
+  static Status event_elapsed_ms(float *ms, Event start, Event stop) {
+    return hipEventElapsedTime(ms, start, stop);
+  }
+};
+
 /// Throws Error `file:line: what: <hip error name>: <text>` when `status` is not hipSuccess.
 inline void check(hipError_t status, const char *what, const char *file, int line) {
-  if (status != hipSuccess) {
-    throw Error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                hipGetErrorName(status) + ": " + hipGetErrorString(status));
-  }
+  gpu::check<Runtime>(status, what, file, line);
 }
 
 /// Checks a HIP runtime call (or a launch's hipGetLastError()) where it is written.
@@ -41,40 +63,11 @@ inline void check(hipError_t status, const char *what, const char *file, int lin
 
 /// `count` elements of T in device memory from hipMalloc (never managed memory), freed on
 /// destruction.
-template <typename T> class DeviceBuffer {
-public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) {
-      KOPT_HIP_CHECK(hipMalloc(reinterpret_cast<void **>(&data_), count_ * sizeof(T)));
-    }
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  DeviceBuffer(DeviceBuffer &&other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(count_, other.count_);
-    return *this;
-  }
-  ~DeviceBuffer() {
-    if (data_) {
-      (void)hipFree(data_); // an error here is the sticky error of an earlier fault, reported
-    }
-  }
+template <typename T> using DeviceBuffer = gpu::DeviceBuffer<T, Runtime>;
 
-  /// Returns the device pointer (nullptr when empty).
-  T *get() const { return data_; }
-  /// Returns the element count.
-  std::size_t size() const { return count_; }
-  /// Returns the size in bytes.
-  std::size_t bytes() const { return count_ * sizeof(T); }
-
-private:
-  T *data_ = nullptr;
-  std::size_t count_ = 0;
-};
+/// Times a run with HIP events on a stream, after an L2 flush (see gpu::EventTimer); the
+/// problem must launch its work on the stream the timer is constructed with.
+using EventTimer = gpu::EventTimer<Runtime>;
 
 /// Whether this harness was built with roctx: true when RoctxRange records ranges.
 constexpr bool has_roctx() {
@@ -104,50 +97,6 @@ public:
     roctxRangePop();
 #endif
   }
-};
-
-/// Times a run with HIP events recorded on `stream` around Problem::run(), after overwriting a
-/// buffer twice the size of the L2 cache (at least 64 MiB, as MI300X's 256 MiB Infinity Cache
-/// sits behind L2 and is not flushed by this) so that every timed run starts from a cold L2.
-/// The problem must launch its work on the same stream.
-class EventTimer final : public Timer {
-public:
-  explicit EventTimer(hipStream_t stream) : stream_(stream) {
-    int device = 0;
-    int l2_bytes = 0;
-    KOPT_HIP_CHECK(hipGetDevice(&device));
-    KOPT_HIP_CHECK(hipDeviceGetAttribute(&l2_bytes, hipDeviceAttributeL2CacheSize, device));
-    std::size_t flush = 2 * static_cast<std::size_t>(l2_bytes);
-    flush_ = DeviceBuffer<unsigned char>(flush < (64u << 20) ? (64u << 20) : flush);
-    KOPT_HIP_CHECK(hipEventCreate(&start_));
-    KOPT_HIP_CHECK(hipEventCreate(&stop_));
-  }
-  EventTimer(const EventTimer &) = delete;
-  EventTimer &operator=(const EventTimer &) = delete;
-  ~EventTimer() override {
-    (void)hipEventDestroy(start_);
-    (void)hipEventDestroy(stop_);
-  }
-
-  double time_run(Problem &problem) override {
-    KOPT_HIP_CHECK(hipMemsetAsync(flush_.get(), ++flush_value_, flush_.bytes(), stream_));
-    KOPT_HIP_CHECK(hipEventRecord(start_, stream_));
-    problem.run();
-    KOPT_HIP_CHECK(hipEventRecord(stop_, stream_));
-    KOPT_HIP_CHECK(hipEventSynchronize(stop_));
-    problem.sync(); // surfaces a fault in the run as this config's error
-    float ms = 0;
-    KOPT_HIP_CHECK(hipEventElapsedTime(&ms, start_, stop_));
-    return 1000.0 * ms;
-  }
-  const char *name() const override { return "events"; }
-
-private:
-  hipStream_t stream_;
-  DeviceBuffer<unsigned char> flush_;
-  hipEvent_t start_ = nullptr;
-  hipEvent_t stop_ = nullptr;
-  unsigned char flush_value_ = 0;
 };
 
 } // namespace kopt::harness::hip

@@ -1,0 +1,115 @@
+#pragma once
+
+// What the cuda and hip backends of the harness share, written once over a runtime R: checked
+// calls, device buffers and the event timer with its L2 flush. R is a backend's `Runtime` struct
+// (cuda.hpp, hip.hpp): the runtime's Status, Stream and Event types, its success value and
+// one-line wrappers of the calls made here. This header includes no runtime's headers, so a hip
+// harness never sees CUDA's and a cuda harness never sees ROCm's.
+
+#include "kopt/harness/error.hpp"
+#include "kopt/harness/problem.hpp"
+#include "kopt/harness/timer.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace kopt::harness::gpu {
+
+/// Throws Error `file:line: what: <error name>: <text>` when `status` is not R::success.
+template <class R>
+void check(typename R::Status status, const char *what, const char *file, int line) {
+  if (status != R::success) {
+    throw Error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                R::error_name(status) + ": " + R::error_string(status));
+  }
+}
+
+// Checks a call of R's where it is written here; the backends' own macros name their runtime.
+#define KOPT_GPU_CHECK(R, call) ::kopt::harness::gpu::check<R>((call), #call, __FILE__, __LINE__)
+
+/// `count` elements of T in device memory from R::malloc (cudaMalloc, hipMalloc; never managed
+/// memory), freed on destruction.
+template <class T, class R> class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    if (count_ > 0) {
+      KOPT_GPU_CHECK(R, R::malloc(reinterpret_cast<void **>(&data_), count_ * sizeof(T)));
+    }
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (data_) {
+      (void)R::free(data_); // an error here is the sticky error of an earlier fault, reported
+    }
+  }
+
+  /// Returns the device pointer (nullptr when empty).
+  T *get() const { return data_; }
+  /// Returns the element count.
+  std::size_t size() const { return count_; }
+  /// Returns the size in bytes.
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+private:
+  T *data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Times a run with R's events recorded on `stream` around Problem::run(), after overwriting a
+/// buffer twice the size of the L2 cache (at least 64 MiB, as MI300X's 256 MiB Infinity Cache
+/// sits behind L2 and is not flushed by this) so that every timed run starts from a cold L2.
+/// The problem must launch its work on the same stream.
+template <class R> class EventTimer final : public Timer {
+public:
+  explicit EventTimer(typename R::Stream stream) : stream_(stream) {
+    int device = 0;
+    int l2_bytes = 0;
+    KOPT_GPU_CHECK(R, R::get_device(&device));
+    KOPT_GPU_CHECK(R, R::l2_cache_bytes(&l2_bytes, device));
+    flush_ = DeviceBuffer<unsigned char, R>(
+        std::max(2 * static_cast<std::size_t>(l2_bytes), std::size_t{64} << 20));
+    KOPT_GPU_CHECK(R, R::event_create(&start_));
+    KOPT_GPU_CHECK(R, R::event_create(&stop_));
+  }
+  EventTimer(const EventTimer &) = delete;
+  EventTimer &operator=(const EventTimer &) = delete;
+  ~EventTimer() override {
+    (void)R::event_destroy(start_);
+    (void)R::event_destroy(stop_);
+  }
+
+  double time_run(Problem &problem) override {
+    KOPT_GPU_CHECK(R, R::memset_async(flush_.get(), ++flush_value_, flush_.bytes(), stream_));
+    KOPT_GPU_CHECK(R, R::event_record(start_, stream_));
+    problem.run();
+    KOPT_GPU_CHECK(R, R::event_record(stop_, stream_));
+    KOPT_GPU_CHECK(R, R::event_synchronize(stop_));
+    problem.sync(); // surfaces a fault in the run as this config's error
+    float ms = 0;
+    KOPT_GPU_CHECK(R, R::event_elapsed_ms(&ms, start_, stop_));
+    return 1000.0 * ms;
+  }
+  const char *name() const override { return "events"; }
+
+private:
+  typename R::Stream stream_;
+  DeviceBuffer<unsigned char, R> flush_;
+  typename R::Event start_ = nullptr;
+  typename R::Event stop_ = nullptr;
+  unsigned char flush_value_ = 0;
+};
+
+#undef KOPT_GPU_CHECK
+
+} // namespace kopt::harness::gpu

@@ -1,0 +1,178 @@
+#include <kopt/harness/gpu.hpp>
+
+#include <doctest/doctest.h>
+
+#include <new>
+#include <string>
+#include <vector>
+
+using namespace kopt::harness;
+
+namespace {
+
+// A runtime that logs the calls gpu.hpp makes, with host memory for device memory and events
+// that elapse `elapsed_ms`, so the code the cuda and hip backends share is checked without a GPU.
+struct FakeRuntime {
+  enum Status { ok, bad };
+  struct FakeStream {};
+  struct FakeEvent {};
+  using Stream = FakeStream *;
+  using Event = FakeEvent *;
+  static constexpr Status success = ok;
+
+  static inline std::vector<std::string> log;
+  static inline Status malloc_status = ok;
+  static inline int l2_bytes = 0;
+  static inline float elapsed_ms = 0;
+
+  static const char *error_name(Status) { return "fakeErrorBad"; }
+  static const char *error_string(Status) { return "out of fake memory"; }
+  static Status malloc(void **ptr, std::size_t bytes) {
+    log.push_back("malloc " + std::to_string(bytes));
+    if (malloc_status == ok) {
+      *ptr = ::operator new(bytes);
+    }
+    return malloc_status;
+  }
+  static Status free(void *ptr) {
+    log.push_back("free");
+    ::operator delete(ptr);
+    return ok;
+  }
+  static Status get_device(int *device) {
+    *device = 3;
+    return ok;
+  }
+  static Status l2_cache_bytes(int *bytes, int device) {
+    log.push_back("l2 of device " + std::to_string(device));
+    *bytes = l2_bytes;
+    return ok;
+  }
+  static Status memset_async(void *, int value, std::size_t bytes, Stream) {
+    log.push_back("memset " + std::to_string(bytes) + " to " + std::to_string(value));
+    return ok;
+  }
+  static Status event_create(Event *event) {
+    *event = new FakeEvent;
+    return ok;
+  }
+  static Status event_destroy(Event event) {
+    log.push_back("event destroy");
+    delete event;
+    return ok;
+  }
+  static Status event_record(Event, Stream) {
+    log.push_back("event record");
+    return ok;
+  }
+  static Status event_synchronize(Event) {
+    log.push_back("event synchronize");
+    return ok;
+  }
+  static Status event_elapsed_ms(float *ms, Event, Event) {
+    *ms = elapsed_ms;
+    return ok;
+  }
+
+  static void reset() {
+    log.clear();
+    malloc_status = ok;
+    l2_bytes = 0;
+    elapsed_ms = 0;
+  }
+};
+
+// A problem that logs run() and sync() into the fake runtime's log, to check their order
+// against the events.
+class LoggingProblem : public Problem {
+public:
+  void fill_inputs(Rng &) override {}
+  void poison_output() override {}
+  void run() override { FakeRuntime::log.push_back("run"); }
+  void sync() override { FakeRuntime::log.push_back("sync"); }
+  std::vector<float> output() override { return {}; }
+};
+
+using Log = std::vector<std::string>;
+
+} // namespace
+
+TEST_SUITE_BEGIN("harness::gpu");
+
+TEST_CASE("check throws file:line: what: error name: error text, and only on failure") {
+  gpu::check<FakeRuntime>(FakeRuntime::ok, "f(x)", "harness.cu", 7);
+  REQUIRE_THROWS_WITH(gpu::check<FakeRuntime>(FakeRuntime::bad, "f(x)", "harness.cu", 7),
+                      "harness.cu:7: f(x): fakeErrorBad: out of fake memory");
+}
+
+TEST_CASE("a device buffer allocates once, moves its memory and frees it once") {
+  FakeRuntime::reset();
+  {
+    gpu::DeviceBuffer<float, FakeRuntime> empty;
+    CHECK(empty.get() == nullptr);
+    gpu::DeviceBuffer<float, FakeRuntime> none(0);
+    CHECK(none.get() == nullptr);
+    gpu::DeviceBuffer<float, FakeRuntime> a(10);
+    CHECK(a.size() == 10);
+    CHECK(a.bytes() == 40);
+    float *data = a.get();
+    gpu::DeviceBuffer<float, FakeRuntime> b(std::move(a));
+    CHECK(b.get() == data);
+    CHECK(a.get() == nullptr);
+    CHECK(a.size() == 0);
+    empty = std::move(b);
+    CHECK(empty.get() == data);
+  }
+  CHECK(FakeRuntime::log == Log{"malloc 40", "free"});
+}
+
+TEST_CASE("a failed allocation throws with gpu.hpp's line and the runtime's error") {
+  FakeRuntime::reset();
+  FakeRuntime::malloc_status = FakeRuntime::bad;
+  try {
+    gpu::DeviceBuffer<float, FakeRuntime> a(4);
+    FAIL("no error");
+  } catch (const Error &e) {
+    std::string what = e.what();
+    CHECK(what.find("kopt/harness/gpu.hpp:") != std::string::npos);
+    CHECK(what.find(": R::malloc(") != std::string::npos);
+    std::string end = ": fakeErrorBad: out of fake memory";
+    CHECK(what.size() > end.size());
+    CHECK(what.substr(what.size() - end.size()) == end);
+  }
+  CHECK(FakeRuntime::log == Log{"malloc 16"});
+}
+
+TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, returns us") {
+  FakeRuntime::reset();
+  SUBCASE("a small L2 flushes 64 MiB") {
+    FakeRuntime::l2_bytes = 4 << 20;
+    gpu::EventTimer<FakeRuntime> timer(nullptr);
+    CHECK(FakeRuntime::log == Log{"l2 of device 3", "malloc 67108864"});
+  }
+  SUBCASE("a large L2 flushes twice its size") {
+    FakeRuntime::l2_bytes = 50 << 20;
+    gpu::EventTimer<FakeRuntime> timer(nullptr);
+    CHECK(FakeRuntime::log == Log{"l2 of device 3", "malloc 104857600"});
+  }
+  SUBCASE("every run overwrites the flush buffer with a new value before its start event") {
+    FakeRuntime::l2_bytes = 50 << 20;
+    FakeRuntime::elapsed_ms = 1.5f;
+    {
+      gpu::EventTimer<FakeRuntime> timer(nullptr);
+      CHECK(std::string(timer.name()) == "events");
+      LoggingProblem problem;
+      FakeRuntime::log.clear();
+      CHECK(timer.time_run(problem) == 1500.0);
+      timer.time_run(problem);
+      CHECK(FakeRuntime::log == Log{"memset 104857600 to 1", "event record", "run", "event record",
+                                    "event synchronize", "sync", "memset 104857600 to 2",
+                                    "event record", "run", "event record", "event synchronize",
+                                    "sync"});
+      FakeRuntime::log.clear();
+    }
+    CHECK(FakeRuntime::log == Log{"event destroy", "event destroy", "free"});
+  }
+}
+
+TEST_SUITE_END();
