@@ -37,7 +37,7 @@ tu_lines=$(grep -E 'launch-compile .*ccache .*hipcc .*/instances/a8w8_blockscale
   "$WORK/build1.log" | grep -c -- '-x hip' || true)
 [ "$tu_lines" -eq 27 ] || fail "$tu_lines of 27 instance compiles ran hipcc -x hip through ccache"
 grep -E '/instances/a8w8_blockscale_1x128x128_256x16x128x256_1x8_intrawave_v1' "$WORK/build1.log" |
-  grep -q -- '--offload-arch=gfx90a --offload-arch=gfx940' || fail "instances miss --offload-arch"
+  grep -- '--offload-arch=gfx90a --offload-arch=gfx940' >/dev/null || fail "instances miss --offload-arch"
 ccache --print-stats >"$WORK/stats1.txt"
 [ "$(stat_of cache_miss "$WORK/stats1.txt")" -ge 27 ] || { cat "$WORK/stats1.txt"; fail "ccache saw no compiles"; }
 for c in "${candidates[@]}"; do

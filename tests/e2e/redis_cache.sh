@@ -7,7 +7,7 @@ need ninja
 need ccache
 need redis-server
 need redis-cli
-ccache --show-config 2>/dev/null | grep -q "remote_storage" || skip "ccache has no remote_storage (4.4+)"
+ccache --show-config 2>/dev/null | grep "remote_storage" >/dev/null || skip "ccache has no remote_storage (4.4+)"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 redis_pids=()
