@@ -105,41 +105,56 @@ void choose_kernel(const Data &d, Leaf &leaf) {
   std::tie(leaf.kernel, leaf.cost) = argmin(sums);
 }
 
-void find_split(const Data &d, size_t feature_count, size_t min_leaf, Leaf &leaf) {
-  leaf.gain = 0;
-  size_t n = leaf.shapes.size();
-  size_t kernels = d.kernels.size();
-  std::vector<double> total(kernels, 0.0);
-  for (size_t s : leaf.shapes) {
-    for (size_t k = 0; k < kernels; ++k) {
-      total[k] += d.cost[s][k];
-    }
-  }
+// Every threshold of every feature over `shapes`: per feature, the shapes in the order of its
+// value; `add(shape, left)` adds a shape to the left side's per-kernel sums, and at each threshold
+// between two different values with at least `min_leaf` shapes on either side,
+// `score(left, right, left_count, feature, threshold)` sees both sides' sums (`total` - left).
+template <class Add, class ScoreSplit>
+void scan_splits(const Data &d, const std::vector<size_t> &shapes, size_t feature_count,
+                 size_t min_leaf, const std::vector<double> &total, Add add, ScoreSplit score) {
+  const size_t n = shapes.size();
   for (size_t f = 0; f < feature_count; ++f) {
-    std::vector<size_t> order = leaf.shapes;
+    std::vector<size_t> order = shapes;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return d.values[a][f] < d.values[b][f]; });
-    std::vector<double> left(kernels, 0.0), right(kernels);
+    std::vector<double> left(total.size(), 0.0), right(total.size());
     for (size_t i = 0; i + 1 < n; ++i) {
-      for (size_t k = 0; k < kernels; ++k) {
-        left[k] += d.cost[order[i]][k];
-      }
+      add(order[i], left);
       int64_t here = d.values[order[i]][f];
       int64_t next = d.values[order[i + 1]][f];
       if (here == next || i + 1 < min_leaf || n - i - 1 < min_leaf) {
         continue;
       }
-      for (size_t k = 0; k < kernels; ++k) {
+      for (size_t k = 0; k < total.size(); ++k) {
         right[k] = total[k] - left[k];
       }
-      double gain = leaf.cost - argmin(left).second - argmin(right).second;
-      if (gain > leaf.gain + 1e-9) {
-        leaf.gain = gain;
-        leaf.feature = f;
-        leaf.threshold = here + (next - here) / 2;
-      }
+      score(left, right, i + 1, f, here + (next - here) / 2);
     }
   }
+}
+
+// The split of a leaf with the largest cost reduction in leaf.gain, feature and threshold.
+void find_split(const Data &d, size_t feature_count, size_t min_leaf, Leaf &leaf) {
+  leaf.gain = 0;
+  std::vector<double> total(d.kernels.size(), 0.0);
+  auto add_costs = [&](size_t s, std::vector<double> &sums) {
+    for (size_t k = 0; k < sums.size(); ++k) {
+      sums[k] += d.cost[s][k];
+    }
+  };
+  for (size_t s : leaf.shapes) {
+    add_costs(s, total);
+  }
+  scan_splits(d, leaf.shapes, feature_count, min_leaf, total, add_costs,
+              [&](const std::vector<double> &left, const std::vector<double> &right, size_t,
+                  size_t f, int64_t threshold) {
+                double gain = leaf.cost - argmin(left).second - argmin(right).second;
+                if (gain > leaf.gain + 1e-9) {
+                  leaf.gain = gain;
+                  leaf.feature = f;
+                  leaf.threshold = threshold;
+                }
+              });
 }
 
 // The tightest bounds of a path, one `<=` and one `>` per feature at most, in feature order.
@@ -244,11 +259,11 @@ struct Node {
 // The split of `shapes` with the largest Gini decrease of the per-shape tuned kernel, or false.
 bool gini_split(const Data &d, const std::vector<size_t> &labels, size_t feature_count,
                 size_t min_leaf, Leaf &leaf) {
-  size_t n = leaf.shapes.size();
-  size_t kernels = d.kernels.size();
-  std::vector<double> total(kernels, 0.0);
+  const size_t n = leaf.shapes.size();
+  std::vector<double> total(d.kernels.size(), 0.0);
+  auto add_label = [&](size_t s, std::vector<double> &counts) { counts[labels[s]] += 1; };
   for (size_t s : leaf.shapes) {
-    total[labels[s]] += 1;
+    add_label(s, total);
   }
   auto impurity = [&](const std::vector<double> &counts, double size) {
     double sum = 0;
@@ -257,34 +272,22 @@ bool gini_split(const Data &d, const std::vector<size_t> &labels, size_t feature
     }
     return size - sum / size; // size * gini
   };
-  double parent = impurity(total, static_cast<double>(n));
+  const double parent = impurity(total, static_cast<double>(n));
   double best = 1e-9;
   bool found = false;
-  for (size_t f = 0; f < feature_count; ++f) {
-    std::vector<size_t> order = leaf.shapes;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return d.values[a][f] < d.values[b][f]; });
-    std::vector<double> left(kernels, 0.0), right(kernels);
-    for (size_t i = 0; i + 1 < n; ++i) {
-      left[labels[order[i]]] += 1;
-      int64_t here = d.values[order[i]][f];
-      int64_t next = d.values[order[i + 1]][f];
-      if (here == next || i + 1 < min_leaf || n - i - 1 < min_leaf) {
-        continue;
-      }
-      for (size_t k = 0; k < kernels; ++k) {
-        right[k] = total[k] - left[k];
-      }
-      double nl = static_cast<double>(i + 1), nr = static_cast<double>(n - i - 1);
-      double decrease = parent - impurity(left, nl) - impurity(right, nr);
-      if (decrease > best + 1e-12) {
-        best = decrease;
-        leaf.feature = f;
-        leaf.threshold = here + (next - here) / 2;
-        found = true;
-      }
-    }
-  }
+  scan_splits(d, leaf.shapes, feature_count, min_leaf, total, add_label,
+              [&](const std::vector<double> &left, const std::vector<double> &right,
+                  size_t left_count, size_t f, int64_t threshold) {
+                double nl = static_cast<double>(left_count);
+                double nr = static_cast<double>(n - left_count);
+                double decrease = parent - impurity(left, nl) - impurity(right, nr);
+                if (decrease > best + 1e-12) {
+                  best = decrease;
+                  leaf.feature = f;
+                  leaf.threshold = threshold;
+                  found = true;
+                }
+              });
   return found;
 }
 
