@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The held-out heuristic table of docs/BENCHMARKS.md from a full.csv of tune.sh, no GPU needed:
+# leave one (N,K) pair out, fit on the others, score the held-out pair, for three feature sets
+# (M, N, K, M*N; + the wave fills of the family's tile shapes; + ratios of the wave counts of the
+# six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3.
+#   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv [kopt]
+set -euo pipefail
+full=${1:?usage: heuristic_eval.sh full.csv [kopt]}
+kopt=${2:-kopt}
+pairs=$(tail -n +2 "$full" | cut -d, -f2,3 | sort -u | wc -l)
+fills=""
+for t in 16x32 16x64 16x128 32x64 32x128 64x64 64x128 128x64 128x128; do
+  fills+=",fill($t,264)"
+done
+main=(16x64 16x128 32x64 64x64 64x128 128x128)
+ratios=""
+for ((i = 0; i < ${#main[@]}; i++)); do
+  for ((j = i + 1; j < ${#main[@]}; j++)); do
+    ratios+=",waves(${main[i]},264)/waves(${main[j]},264)"
+  done
+done
+echo "$full: $pairs (N,K) pairs, leave one out"
+echo "| features | arms | match | within 2% | geomean | worst | default only |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios"; do
+  case $set in
+    "+ fills") features="M,N,K,M*N$fills" ;;
+    "+ fills + waves ratios") features="M,N,K,M*N$fills$ratios" ;;
+    *) features="M,N,K,M*N" ;;
+  esac
+  for arms in 8 12; do
+    "$kopt" heuristic eval --results "$full" --holdout-frac "$(python3 -c "print(1 / $pairs + 1e-9)")" \
+      --max-arms "$arms" --default a8w8_bs_64x64_w2x2_s3 --tie 0.02 --ties 0.02 \
+      --features "$features" --json | python3 -c "
+import json, sys
+e = json.load(sys.stdin)
+print(f\"| $set | $arms | {100 * e['match']:.1f}% | {100 * e['match_within_tie']:.1f}% | \"
+      f\"{e['geomean_slowdown']:.4f}x | {e['worst_slowdown']:.3f}x | {e['default_geomean_slowdown']:.3f}x |\")"
+  done
+done
