@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tunes every instance of this family on tune_configs.csv (28 (N,K) pairs of LLM layers: the 14
-# of configs.csv and 14 more from Llama-3-70B, Qwen2.5-7B/72B and Mixtral, times a 36-value M
-# grid: 1008 shapes) on a GPU machine, with the harness's own event timing (ncu on 14 x 1008
-# runs would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
+# Tunes every instance of this family on tune_configs.csv (42 (N,K) pairs of LLM layers: the 14
+# of configs.csv and 28 more from Llama-3 8B/70B, Qwen2.5 7B/72B, Mixtral, DeepSeek-V3, Gemma-2
+# and Phi-3 at several TP degrees, times a 36-value M grid: 1512 shapes) on a GPU machine, with
+# the harness's own event timing (ncu on 14 x 1512 runs would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
 # tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv. Repeat 20 and ties
 # 0.02 by default: docs/BENCHMARKS.md measured the pass-to-pass noise behind both. A sweep cut by
 # the timeout resumes where it stopped on the next call; KOPT_TUNE_SEED=<a full.csv> starts from
