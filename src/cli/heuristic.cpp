@@ -84,17 +84,9 @@ Handler setup_heuristic(CLI::App &app) {
   return [o](Context &context) {
     context.json = context.json || o->json;
     o->fit.features.clear();
-    std::string feature;
-    int depth = 0; // commas inside fill(...) or waves(...) do not split
-    for (char c : o->features + ",") {
-      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-      if (c == ',' && depth == 0) {
-        if (!util::trim(feature).empty()) {
-          o->fit.features.emplace_back(util::trim(feature));
-        }
-        feature.clear();
-      } else {
-        feature += c;
+    for (const auto &feature : util::split_outside_parens(o->features, ',')) { // fill(a,b) is one
+      if (!util::trim(feature).empty()) {
+        o->fit.features.emplace_back(util::trim(feature));
       }
     }
     heuristic::Results results = heuristic::read_results(o->results, o->ties);

@@ -459,14 +459,13 @@ Evaluation evaluate_rules(const Results &results, const RuleList &rules,
     one.tuned_worst_shape = shape_name(results, s);
     auto it = s.kernels.find(pick);
     const bool measured = it != s.kernels.end() && it->second.usable();
+    const double slowdown = measured ? it->second.us / best_us : 0;
     if (pick != best) {
-      one.misses.push_back(
-          {shape_name(results, s), pick, best, measured ? it->second.us / best_us : 0});
+      one.misses.push_back({shape_name(results, s), pick, best, slowdown});
     }
     if (!measured) {
       one.unmeasured = 1;
     } else {
-      double slowdown = it->second.us / best_us;
       one.matched = pick == best ? 1 : 0;
       one.within_tie = pick == best || slowdown <= 1 + tie ? 1 : 0;
       one.log_sum = std::log(slowdown);

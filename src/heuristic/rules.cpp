@@ -121,31 +121,19 @@ void parse_tiles(Feature &f, const std::string &t, const std::string &kind,
            std::to_string(f.slots) + ")";
 }
 
-// The position of the '/' outside parentheses in `t`, or npos.
-size_t top_level_slash(const std::string &t) {
-  int depth = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
-    if (t[i] == '/' && depth == 0) {
-      return i;
-    }
-  }
-  return std::string::npos;
-}
-
 } // namespace
 
 Feature parse_feature(const std::string &text, const std::vector<std::string> &columns,
                       const std::string &where) {
   Feature f;
   std::string t(util::trim(text));
-  if (size_t slash = top_level_slash(t); slash != std::string::npos) {
+  if (std::vector<std::string> sides = util::split_outside_parens(t, '/'); sides.size() > 1) {
+    if (sides.size() > 2) {
+      throw Error(where + ": '" + t +
+                  "': a ratio's sides are products, fills or waves, not ratios");
+    }
     f.kind = Feature::Kind::ratio;
-    for (const std::string &side : {t.substr(0, slash), t.substr(slash + 1)}) {
-      if (top_level_slash(side) != std::string::npos) {
-        throw Error(where + ": '" + t +
-                    "': a ratio's sides are products, fills or waves, not ratios");
-      }
+    for (const std::string &side : sides) {
       f.parts.push_back(parse_feature(side, columns, where));
     }
     f.name = f.parts[0].name + "/" + f.parts[1].name;

@@ -23,6 +23,20 @@ std::vector<std::string> split(std::string_view text, char sep) {
   }
 }
 
+std::vector<std::string> split_outside_parens(std::string_view text, char sep) {
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (char c : text) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == sep && depth == 0) {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
+  }
+  return parts;
+}
+
 std::string_view trim(std::string_view text) {
   size_t begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string_view::npos) {

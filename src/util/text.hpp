@@ -10,6 +10,10 @@ namespace kopt::util {
 /// Splits `text` at every `sep`; empty pieces are kept.
 std::vector<std::string> split(std::string_view text, char sep);
 
+/// Splits `text` at every `sep` outside parentheses ("fill(64x64,264),M" at ',' gives two
+/// pieces); empty pieces are kept.
+std::vector<std::string> split_outside_parens(std::string_view text, char sep);
+
 /// Returns `text` without leading and trailing blanks.
 std::string_view trim(std::string_view text);
 
