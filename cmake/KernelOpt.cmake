@@ -158,7 +158,7 @@ endfunction()
 #   IMPORTED       a file from `kopt import`: candidates compile with that tree target's flags,
 #                  baseline 00 links its prebuilt library instead of compiling (docs/IMPORT.md)
 #   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
-#                  .best.bench and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
+#                  and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
 function(kopt_add_family name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE;IMPORTED"
                         "LAUNCHER")
@@ -215,7 +215,6 @@ function(kopt_add_family name)
   set(backend "${KOPT_${name}_BACKEND}")
   # Host benchmarks share the CPU: one at a time. GPU benchmarks get a GPU each instead.
   set(bench_lock RESOURCE_LOCK kopt_bench_host)
-  set(best_lock RESOURCE_LOCK "kopt_build$<SEMICOLON>kopt_bench_host") # one value: two locks
   set(gpu_groups "")
   if(backend STREQUAL "cuda")
     if(NOT CMAKE_CUDA_COMPILER)
@@ -228,7 +227,6 @@ function(kopt_add_family name)
     # One benchmark per GPU: with `ctest --resource-spec-file <kopt resources output>` each
     # GPU test gets a GPU of its own (CTEST_RESOURCE_GROUP_0_GPUS); without one, the gate picks.
     set(bench_lock "")
-    set(best_lock RESOURCE_LOCK kopt_build)
     set(gpu_groups RESOURCE_GROUPS "gpus:1")
   endif()
 
@@ -324,10 +322,10 @@ function(kopt_add_family name)
     set_tests_properties(${target}.build PROPERTIES
       FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
     add_test(NAME ${target}.bench
-             COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed)
+             COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse)
     set_tests_properties(${target}.bench PROPERTIES
       FIXTURES_SETUP ${p}${name}.${id}.measured
-      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden"
+      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden;${p}${name}.best.built"
       ${bench_lock} ${gpu_groups})
     add_test(NAME ${target}.correctness
              COMMAND ${run} check ${state_args} --candidate ${id}
@@ -339,7 +337,7 @@ function(kopt_add_family name)
       add_test(NAME ${target}.keep COMMAND ${KOPT_EXECUTABLE} decide ${state_args} --candidate ${id})
       set_tests_properties(${target}.keep PROPERTIES
         LABELS keep
-        FIXTURES_REQUIRED "${p}${name}.${id}.measured;${p}${name}.best.measured")
+        FIXTURES_REQUIRED "${p}${name}.${id}.measured")
     endif()
   endforeach()
 
@@ -348,13 +346,12 @@ function(kopt_add_family name)
   set_tests_properties(${p}${name}.golden PROPERTIES
     FIXTURES_SETUP ${p}${name}.golden
     FIXTURES_REQUIRED ${p}${name}.${baseline}.built ${gpu_groups})
-  # BEST changes as candidates are recorded, so its measurement is found (and built, and
-  # measured when missing or stale) at test time.
-  add_test(NAME ${p}${name}.best.bench
-           COMMAND ${run} bench ${state_args} --best --build-dir ${CMAKE_BINARY_DIR}
-                   --reuse --prefix "${p}")
-  set_tests_properties(${p}${name}.best.bench PROPERTIES
-    FIXTURES_SETUP ${p}${name}.best.measured
-    FIXTURES_REQUIRED ${p}${name}.golden
-    ${best_lock} ${gpu_groups})
+  # BEST changes as candidates are recorded, so it is found (and built) at test time; each
+  # candidate's .bench measures it side by side with the candidate.
+  add_test(NAME ${p}${name}.best.build
+           COMMAND ${KOPT_EXECUTABLE} bench ${state_args} --best --build-dir ${CMAKE_BINARY_DIR}
+                   --build-only --prefix "${p}")
+  set_tests_properties(${p}${name}.best.build PROPERTIES
+    FIXTURES_SETUP ${p}${name}.best.built
+    RESOURCE_LOCK kopt_build)
 endfunction()

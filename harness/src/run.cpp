@@ -117,14 +117,13 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
       problem->sync();
     }
     // Poisoned before every timed run too, so the checked output is the last run's own work.
-    std::vector<double> times;
     for (int i = 0; i < options.repeat; ++i) {
       if (read_output) {
         problem->poison_output();
       }
-      times.push_back(timer->time_run(*problem));
+      result.samples.push_back(timer->time_run(*problem));
     }
-    result.us = median(times);
+    result.us = median(result.samples);
     std::vector<float> output;
     if (read_output) {
       output = problem->output();
@@ -164,7 +163,7 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
   for (const auto &column : configs.front().columns()) {
     text += csv_field(column) + ",";
   }
-  text += "kernel,us_" + impl + ",err_" + impl + "\n";
+  text += "kernel,us_" + impl + ",err_" + impl + ",samples_" + impl + "\n";
   for (std::size_t i = 0; i < results.size() && i < configs.size(); ++i) {
     for (const auto &value : configs[i].values()) {
       text += csv_field(value) + ",";
@@ -172,6 +171,10 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
     text += csv_field(results[i].kernel) + "," + format("%.3f", results[i].us) + ",";
     if (results[i].comparison) {
       text += format("%.9g", results[i].comparison->error());
+    }
+    text += ",";
+    for (std::size_t k = 0; k < results[i].samples.size(); ++k) {
+      text += (k ? ";" : "") + format("%.3f", results[i].samples[k]);
     }
     text += "\n";
   }

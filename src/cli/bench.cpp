@@ -23,29 +23,31 @@ struct BenchOptions {
   std::string candidate;
   std::string build_dir;
   std::string prefix;
+  int rounds = 0;
   bool best = false;
   bool reuse = false;
   bool golden_only = false;
+  bool build_only = false;
   bool allow_failed = false;
 };
 
-// BEST comes from the ledger; before the first record it is the baseline.
-std::string best_candidate(const LoadedFamily &loaded) {
-  std::optional<ledger::State> state = ledger::read_state(ledger::Files{loaded.layout.ledger});
-  return state ? state->best : loaded.baseline();
-}
-
-// A measurement can be reused when it is of the same sources and newer than the binary.
-bool measurement_is_fresh(const LoadedFamily &loaded, const std::string &id) {
+// A measurement can be reused when it is of the same sources (and, side by side, of the same
+// BEST) and newer than the binaries.
+bool measurement_is_fresh(const LoadedFamily &loaded, const std::string &id, const Best &best) {
   namespace fs = std::filesystem;
   fs::path file = loaded.layout.measurement(id);
-  fs::path harness = loaded.layout.harness(id);
-  if (!fs::exists(file) || !fs::exists(harness) ||
-      fs::last_write_time(file) < fs::last_write_time(harness)) {
+  if (!fs::exists(file)) {
     return false;
   }
+  for (const std::string &who : {id, best.id}) {
+    fs::path harness = loaded.layout.harness(who);
+    if (!fs::exists(harness) || fs::last_write_time(file) < fs::last_write_time(harness)) {
+      return false;
+    }
+  }
   profile::Measurement m = profile::read_measurement(file);
-  return m.ok() && m.hash == loaded.candidates.content_hash(loaded.family, id);
+  bool paired_ok = id == best.id || (m.paired_best == best.id && m.paired_best_hash == best.hash);
+  return m.ok() && paired_ok && m.hash == loaded.candidates.content_hash(loaded.family, id);
 }
 
 // Per-class geomean of the keep metric, for the summary a user reads after a bench.
@@ -67,36 +69,57 @@ std::map<std::string, std::pair<int, double>> class_geomeans(const profile::Meas
 Handler setup_bench(CLI::App &app) {
   auto options = std::make_shared<BenchOptions>();
   options->family.add_to(app);
-  auto *candidate =
-      app.add_option("--candidate", options->candidate, "the candidate id to benchmark");
-  auto *best = app.add_flag("--best", options->best, "benchmark BEST (from the ledger)");
+  auto *candidate = app.add_option(
+      "--candidate", options->candidate,
+      "the candidate id to benchmark, side by side with BEST (alone when it is BEST)");
+  auto *best = app.add_flag("--best", options->best, "benchmark BEST (from the ledger) alone");
   auto *golden = app.add_flag("--golden-only", options->golden_only,
                               "only make sure the golden exists (from the baseline)");
   candidate->excludes(best)->excludes(golden);
   best->excludes(golden);
-  app.add_option("--build-dir", options->build_dir,
-                 "build the candidate's harness (and the baseline's) in this tree first");
+  app.add_option("--rounds", options->rounds,
+                 "side-by-side rounds of BEST and the candidate (default: family.json's "
+                 "bench.rounds, else 6)")
+      ->check(CLI::Range(2, 1000));
+  app.add_option(
+      "--build-dir", options->build_dir,
+      "build the candidate's harness (and the baseline's and BEST's) in this tree first");
   app.add_option("--prefix", options->prefix, "the PREFIX given to kopt_add_family");
+  app.add_flag("--build-only", options->build_only,
+               "with --build-dir: build the harnesses and stop (measure nothing)");
   app.add_flag("--reuse", options->reuse,
-               "keep an existing measurement of the same sources newer than the binary");
+               "keep an existing measurement of the same sources (and BEST) newer than the binary");
   app.add_flag("--allow-failed", options->allow_failed,
                "exit 0 when the candidate's run failed (the measurement records why)");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     std::string baseline = loaded.baseline();
-    std::string requested = options->best          ? best_candidate(loaded)
+    Best best = loaded.best();
+    std::string requested = options->best          ? best.id
                             : options->golden_only ? baseline
                                                    : options->candidate;
     if (requested.empty()) {
       throw Error("bench: give --candidate <id>, --best or --golden-only");
     }
     const std::string &id = loaded.candidates.get(requested).id();
+    std::string identical = loaded.identical_to(id);
+    if (!identical.empty() && !options->build_only) {
+      context.out << "candidate " << id << " is identical to " << identical << " (hash "
+                  << loaded.candidates.content_hash(loaded.family, id) << "): nothing to measure\n";
+      return 0;
+    }
     const std::string &p = options->prefix;
     std::optional<profile::RunSetup> setup = prepare_run(
-        loaded, options->build_dir, {p + "candidate_" + baseline, p + "candidate_" + id},
+        loaded, options->build_dir,
+        {p + "candidate_" + baseline, p + "candidate_" + id, p + "candidate_" + best.id},
         options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
+    }
+    if (options->build_only) {
+      context.out << "built candidate " << id << ", the baseline " << baseline << " and BEST "
+                  << best.id << "\n";
+      return 0;
     }
     util::RealProcessRunner runner;
     std::string golden = profile::ensure_golden(
@@ -106,19 +129,37 @@ Handler setup_bench(CLI::App &app) {
       context.out << golden << "\n";
       return 0;
     }
-    if (options->reuse && measurement_is_fresh(loaded, id)) {
+    if (options->reuse && measurement_is_fresh(loaded, id, best)) {
       context.out << "candidate " << id << ": measurement up to date ("
                   << loaded.layout.measurement(id).string() << ")\n";
       return 0;
     }
-    profile::Measurement m = profile::run_harness(loaded.family, loaded.layout, id,
-                                                  profile::HarnessMode::benchmark, runner, *setup);
+    profile::Measurement m;
+    std::optional<profile::Measurement> best_side;
+    std::filesystem::remove(loaded.layout.paired_best(id));
+    if (id == best.id) {
+      m = profile::run_harness(loaded.family, loaded.layout, id, profile::HarnessMode::benchmark,
+                               runner, *setup);
+    } else {
+      int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
+      std::ostream &progress = context.json ? context.err : context.out;
+      progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
+               << " rounds\n";
+      profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
+                                                           id, rounds, runner, *setup, progress);
+      m = std::move(side.candidate);
+      best_side = std::move(side.best);
+      profile::write_measurement(loaded.layout.paired_best(id), *best_side);
+    }
     profile::write_measurement(loaded.layout.measurement(id), m);
 
     if (context.json) {
       context.out << profile::to_json(m).dump(2) << "\n";
     } else {
       context.out << "candidate " << id << ": " << golden << "\n";
+      if (best_side && !best_side->ok()) {
+        context.out << "BEST " << best.id << ": failed: " << best_side->reason << "\n";
+      }
       if (m.ok()) {
         context.out << "candidate " << id << ": " << m.configs.size() << " configs measured by "
                     << profile::to_string(m.measured_by) << " on " << m.device << "\n";
@@ -131,7 +172,8 @@ Handler setup_bench(CLI::App &app) {
       }
       context.out << "wrote " << loaded.layout.measurement(id).string() << "\n";
     }
-    return m.ok() || options->allow_failed ? 0 : 1;
+    bool ok = m.ok() && (!best_side || best_side->ok());
+    return ok || options->allow_failed ? 0 : 1;
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 namespace kopt::cli {
@@ -14,14 +15,15 @@ namespace {
 struct DecideOptions {
   FamilyOptions family;
   std::string candidate;
-  decide::Options thresholds;
+  std::optional<double> noise;
+  std::optional<double> confidence;
+  std::optional<double> max_regression;
   bool allow_harness_time = false;
   bool weight_by_count = false;
 };
 
 // A missing measurement.json is a failed attempt (nothing comparable), not a tool error.
-profile::Measurement measurement_of(const spec::Layout &layout, const std::string &id) {
-  std::filesystem::path path = layout.measurement(id);
+profile::Measurement read_or_missing(const std::filesystem::path &path, const std::string &id) {
   std::error_code ec;
   return std::filesystem::exists(path, ec) ? profile::read_measurement(path)
                                            : decide::missing_measurement(id, path);
@@ -33,10 +35,16 @@ Handler setup_decide(CLI::App &app) {
   auto options = std::make_shared<DecideOptions>();
   options->family.add_to(app);
   app.add_option("--candidate", options->candidate, "the candidate id to decide")->required();
-  app.add_option("--noise", options->thresholds.noise,
-                 "a per-class change smaller than this is a tie (default 0.01)");
-  app.add_option("--max-regression", options->thresholds.max_regression,
-                 "how much worse a non-target class may get and still keep (default 0.02)");
+  app.add_option("--noise", options->noise,
+                 "the threshold: a class's interval beyond it counts at once (default: "
+                 "family.json's keep.threshold, else 0.01)");
+  app.add_option("--confidence", options->confidence,
+                 "the confidence of each class's interval (default: family.json's "
+                 "keep.confidence, else 0.95)")
+      ->check(CLI::Range(0.5, 0.9999));
+  app.add_option("--max-regression", options->max_regression,
+                 "how much worse a non-target class may get and still keep (default: "
+                 "family.json's keep.max_regression, else 0.02)");
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");
   app.add_flag("--weight-by-count", options->weight_by_count,
@@ -45,33 +53,50 @@ Handler setup_decide(CLI::App &app) {
     LoadedFamily loaded = load_family(options->family);
     const candidate::Candidate &candidate = loaded.candidates.get(options->candidate);
     const std::string &id = candidate.id();
-    std::optional<ledger::State> state = ledger::read_state({loaded.layout.ledger});
-    std::string best = state ? state->best : loaded.baseline();
+    Best best = loaded.best();
 
     decide::Request request;
     request.target = candidate.spec.target;
     request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
-    request.best_hash =
-        state ? state->best_hash : loaded.candidates.content_hash(loaded.family, best);
+    request.best_hash = best.hash;
+    request.identical_to = loaded.identical_to(id);
     std::filesystem::path decision_path = loaded.layout.decision(id);
     std::error_code ec;
     if (std::filesystem::exists(decision_path, ec)) {
       request.previous = decide::read_decision(decision_path);
     }
-    decide::Options thresholds = options->thresholds;
+    if (std::filesystem::exists(loaded.layout.calibration(), ec)) {
+      request.calibration = decide::read_calibration(loaded.layout.calibration());
+    }
+    decide::Options thresholds;
+    thresholds.noise = options->noise.value_or(loaded.family.keep_threshold);
+    thresholds.confidence = options->confidence.value_or(loaded.family.keep_confidence);
+    thresholds.max_regression = options->max_regression.value_or(loaded.family.keep_max_regression);
     thresholds.harness_time =
         options->allow_harness_time ? decide::HarnessTime::allow : decide::HarnessTime::refuse;
-
     thresholds.weighting =
         options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
-    decide::Decision decision =
-        decide::decide(measurement_of(loaded.layout, best), measurement_of(loaded.layout, id),
-                       request, thresholds);
+
+    // Side by side, BEST's samples are the ones measured beside the candidate.
+    profile::Measurement measured = read_or_missing(loaded.layout.measurement(id), id);
+    profile::Measurement best_measured;
+    if (!measured.paired_best.empty()) {
+      best_measured = read_or_missing(loaded.layout.paired_best(id), measured.paired_best);
+      if (best_measured.ok() && measured.paired_best != best.id) {
+        best_measured.status = "failed";
+        best_measured.reason = "candidate " + id + " was measured beside BEST " +
+                               measured.paired_best + ", but BEST is now " + best.id +
+                               ": benchmark it again (target candidate_" + id + "_bench)";
+      }
+    } else {
+      best_measured = read_or_missing(loaded.layout.measurement(best.id), best.id);
+    }
+    decide::Decision decision = decide::decide(best_measured, measured, request, thresholds);
     decide::write_decision(decision_path, decision);
     if (context.json) {
       context.out << decide::to_json(decision).dump(2) << "\n";
     } else {
-      context.out << "candidate " << id << " vs BEST " << best << " (target " << decision.target
+      context.out << "candidate " << id << " vs BEST " << best.id << " (target " << decision.target
                   << ")\n"
                   << decide::format_table(decision) << decide::format_verdict(decision);
     }

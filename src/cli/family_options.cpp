@@ -32,6 +32,49 @@ std::string LoadedFamily::baseline() const {
   throw Error(family.file.string() + ": no baseline candidate (one without 'base')");
 }
 
+Best LoadedFamily::best() const {
+  std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
+  if (!state) {
+    std::string id = baseline();
+    return {id, candidates.content_hash(family, id)};
+  }
+  std::string now = candidates.content_hash(family, state->best);
+  if (now != state->best_hash) {
+    std::string dir = candidates.get(state->best).dir.string();
+    throw Error("BEST " + state->best + "'s content changed since it was kept (content hash now " +
+                now + ", kept as " + state->best_hash + "; its folder is " + dir +
+                "): restore it (e.g. git checkout -- " + dir +
+                "), or copy the changed folder to a new candidate id and restore BEST's "
+                "(a changed family.json or base changes the hash too)");
+  }
+  return {state->best, state->best_hash};
+}
+
+std::string LoadedFamily::identical_to(const std::string &id) const {
+  Best current = best();
+  if (id == current.id) {
+    return "";
+  }
+  std::string hash = candidates.content_hash(family, id);
+  if (hash == current.hash) {
+    return "BEST " + current.id;
+  }
+  std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
+  if (state) {
+    for (const ledger::RecordedAttempt &attempt : state->recorded) {
+      if (attempt.hash == hash && attempt.candidate != id) {
+        return attempt.candidate;
+      }
+    }
+    for (const ledger::KeptRow &kept : state->kept) {
+      if (kept.hash == hash && kept.candidate != id) {
+        return kept.candidate;
+      }
+    }
+  }
+  return "";
+}
+
 LoadedFamily load_family(const FamilyOptions &options) {
   spec::Family family = spec::load_family(options.spec);
   candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
@@ -60,7 +103,13 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
     return std::nullopt;
   }
   err << "kopt: GPU gate: " << binding.message << "\n";
-  return profile::RunSetup{binding.env, binding.device};
+  profile::RunSetup setup{binding.env, binding.device, "", ""};
+  if (loaded.family.backend == "cuda") {
+    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
+    setup.driver = state.driver;
+    setup.clocks = state.clocks;
+  }
+  return setup;
 }
 
 namespace {

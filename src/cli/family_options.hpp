@@ -27,6 +27,12 @@ struct FamilyOptions {
   void add_to(CLI::App &app);
 };
 
+/// Who BEST is: its id and the content hash it was kept with.
+struct Best {
+  std::string id;
+  std::string hash;
+};
+
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
 struct LoadedFamily {
   spec::Family family;
@@ -35,6 +41,14 @@ struct LoadedFamily {
 
   /// The baseline: the candidate without a base (00 by convention).
   std::string baseline() const;
+
+  /// BEST from the ledger, or the baseline before the first record. Throws kopt::Error naming
+  /// BEST's folder and the two ways out when its content changed since it was kept.
+  Best best() const;
+
+  /// Returns "BEST 01" or the id of a recorded candidate whose content hash equals `id`'s, or ""
+  /// when `id` is new code (BEST itself is never identical to itself).
+  std::string identical_to(const std::string &id) const;
 };
 
 /// Loads family.json, discovers the candidates and builds the layout.

@@ -26,6 +26,8 @@ const char *to_string(ledger::Outcome outcome) {
     return "duplicate";
   case ledger::Outcome::candidate_is_best:
     return "candidate_is_best";
+  case ledger::Outcome::identical:
+    return "identical";
   }
   return "?";
 }

@@ -1,7 +1,9 @@
 #include "decide/decide.hpp"
 
+#include "decide/stats.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -77,6 +79,68 @@ ClassRow compare(const std::string &name, const std::vector<std::pair<double, do
   row.ratio = std::exp((log_candidate - log_best) / n);
   row.change = row.ratio - 1;
   return row;
+}
+
+using Pair = std::pair<const ConfigResult *, const ConfigResult *>;
+
+// Side by side: in each round, the class's weighted mean of log(candidate median / BEST
+// median) over its configs; the rounds are the independent samples of the paired t interval.
+ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
+                        const std::vector<double> &weights, size_t rounds, double confidence) {
+  std::vector<double> per_round(rounds, 0);
+  double log_best = 0;
+  double log_candidate = 0;
+  double n = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    double w = weights.empty() ? 1.0 : weights[i];
+    for (size_t k = 0; k < rounds; ++k) {
+      double b = std::log(util::median(pairs[i].first->rounds[k]));
+      double c = std::log(util::median(pairs[i].second->rounds[k]));
+      per_round[k] += w * (c - b);
+      log_best += w * b / static_cast<double>(rounds);
+      log_candidate += w * c / static_cast<double>(rounds);
+    }
+    n += w;
+  }
+  for (double &d : per_round) {
+    d /= n;
+  }
+  Interval interval = t_interval(per_round, confidence);
+  ClassRow row;
+  row.config_class = name;
+  row.configs = static_cast<int>(pairs.size());
+  row.best_us = std::exp(log_best / n);
+  row.candidate_us = std::exp(log_candidate / n);
+  row.ratio = std::exp(interval.mean);
+  row.change = row.ratio - 1;
+  row.has_interval = true;
+  row.low = std::exp(interval.low) - 1;
+  row.high = std::exp(interval.high) - 1;
+  return row;
+}
+
+// The paired noise rule: beyond the threshold at once; within it only when the interval
+// excludes zero now and excluded it on the same side in the previous measurement.
+void paired_state(ClassRow &row, double threshold, const Decision *previous) {
+  if (row.high < -threshold || row.low > threshold) {
+    row.state = row.high < 0 ? State::better : State::worse;
+    return;
+  }
+  if (!row.excludes_zero()) {
+    return;
+  }
+  bool faster = row.high < 0;
+  if (previous) {
+    for (const ClassRow &seen : previous->classes) {
+      if (seen.config_class == row.config_class && seen.excludes_zero() &&
+          (seen.high < 0) == faster) {
+        row.state = faster ? State::better : State::worse;
+        row.repeated = true;
+        return;
+      }
+    }
+  }
+  row.pending = true;
 }
 
 std::string changes(const std::vector<const ClassRow *> &rows) {
@@ -201,6 +265,20 @@ Verdict parse_verdict(const std::string &text, const std::string &where) {
               text + "'");
 }
 
+const char *to_string(Method method) { return method == Method::paired ? "paired" : "means"; }
+
+bool Decision::counts_as_regression() const {
+  if (verdict != Verdict::regression) {
+    return false;
+  }
+  for (const ClassRow &row : classes) {
+    if (row.state == State::worse && !row.repeated) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const char *to_string(State state) {
   switch (state) {
   case State::better:
@@ -234,6 +312,13 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   d.measured_by = profile::to_string(candidate.measured_by);
   d.options = options;
 
+  if (!request.identical_to.empty()) {
+    d.identical_to = request.identical_to;
+    d.verdict = Verdict::tie;
+    d.reason = "identical to " + request.identical_to + " (hash " + request.expected_hash +
+               "): not measured as a change, not counted";
+    return d;
+  }
   if (!best.ok()) {
     return failed(d, "BEST " + best.candidate + " has no usable measurement: " + best.reason);
   }
@@ -269,7 +354,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   for (size_t i = candidate.configs.size(); i-- > 0;) {
     by_values[candidate.configs[i].values].push_back(i);
   }
-  std::vector<std::pair<const ConfigResult *, const ConfigResult *>> pairs;
+  std::vector<Pair> pairs;
   std::vector<std::string> missing;
   for (const ConfigResult &b : best.configs) {
     auto it = by_values.find(b.values);
@@ -345,7 +430,17 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     }
     count_column = it - columns.begin();
   }
+  // Side by side: the candidate's measurement names this BEST measurement as its partner, and
+  // both hold samples of the same rounds.
+  size_t rounds = best.sampled_rounds();
+  bool side_by_side = !candidate.paired_best.empty() && candidate.paired_best == best.candidate &&
+                      candidate.paired_best_hash == best.hash && rounds >= 2 &&
+                      candidate.sampled_rounds() == rounds;
+  d.method = side_by_side ? Method::paired : Method::means;
+  d.rounds = side_by_side ? static_cast<int>(rounds) : 0;
+
   std::vector<std::string> order;
+  std::map<std::string, std::vector<Pair>> class_pairs;
   std::map<std::string, std::vector<std::pair<double, double>>> per_class;
   std::map<std::string, std::vector<double>> class_weights;
   std::vector<std::pair<double, double>> all;
@@ -355,6 +450,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
       order.push_back(b->config_class);
     }
     per_class[b->config_class].emplace_back(b->us, c->us);
+    class_pairs[b->config_class].emplace_back(b, c);
     all.emplace_back(b->us, c->us);
     if (count_column >= 0) {
       const std::string &text = b->values.at(static_cast<size_t>(count_column));
@@ -385,6 +481,13 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     previous = &*request.previous;
   }
   for (const std::string &name : order) {
+    if (side_by_side) {
+      ClassRow row =
+          compare_paired(name, class_pairs[name], class_weights[name], rounds, options.confidence);
+      paired_state(row, options.noise, previous);
+      d.classes.push_back(row);
+      continue;
+    }
     ClassRow row = compare(name, per_class[name], class_weights[name]);
     if (std::abs(row.change) >= options.noise) {
       row.state = row.change < 0 ? State::better : State::worse;
@@ -398,7 +501,19 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     }
     d.classes.push_back(row);
   }
-  d.overall = compare("overall", all, all_weights);
+  d.overall = side_by_side
+                  ? compare_paired("overall", pairs, all_weights, rounds, options.confidence)
+                  : compare("overall", all, all_weights);
+  if (request.calibration && request.calibration->device == best.device) {
+    for (const Resolution &r : request.calibration->classes) {
+      if (r.half_width > options.noise && per_class.count(r.config_class)) {
+        d.notes.push_back("the threshold " + format_change(options.noise).substr(1) +
+                          " is below this machine's resolution for " + r.config_class + " (" +
+                          format_change(r.half_width).substr(1) + ", kopt calibrate on " +
+                          request.calibration->date + "): only changes beyond it can show there");
+      }
+    }
+  }
 
   if (d.candidate == d.best) {
     // BEST is what the loop keeps, so its keep test passes (a kept candidate stays green).
@@ -431,16 +546,27 @@ std::string format_table(const Decision &d) {
   for (const ClassRow &row : d.classes) {
     width = std::max(width, row.config_class.size());
   }
+  bool paired = d.method == Method::paired;
   std::string text;
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s %7s %12s %12s %8s %9s  %s\n", static_cast<int>(width),
-                "class", "configs", "best us", "cand us", "ratio", "change", "state");
+  std::snprintf(line, sizeof line, "%-*s %7s %12s %12s %8s %9s %s %s\n", static_cast<int>(width),
+                "class", "configs", "best us", "cand us", "ratio", "change",
+                paired ? " interval            " : "", "state");
   text += line;
   bool repeated = false;
+  bool pending = false;
   auto add = [&](const ClassRow &row, const std::string &state) {
-    std::snprintf(line, sizeof line, "%-*s %7d %12.3f %12.3f %8.4f %9s  %s",
+    std::string interval;
+    if (row.has_interval) {
+      interval = " [" + format_change(row.low) + ", " + format_change(row.high) + "]";
+      interval.resize(std::max<size_t>(interval.size(), 21), ' ');
+    } else if (paired) {
+      interval = std::string(21, ' ');
+    }
+    std::snprintf(line, sizeof line, "%-*s %7d %12.3f %12.3f %8.4f %9s%s  %s",
                   static_cast<int>(width), row.config_class.c_str(), row.configs, row.best_us,
-                  row.candidate_us, row.ratio, format_change(row.change).c_str(), state.c_str());
+                  row.candidate_us, row.ratio, format_change(row.change).c_str(), interval.c_str(),
+                  state.c_str());
     std::string out = line;
     while (!out.empty() && out.back() == ' ') {
       out.pop_back();
@@ -449,13 +575,33 @@ std::string format_table(const Decision &d) {
   };
   for (const ClassRow &row : d.classes) {
     repeated = repeated || row.repeated;
-    add(row, std::string(to_string(row.state)) + (row.repeated ? "*" : ""));
+    pending = pending || row.pending;
+    add(row,
+        std::string(to_string(row.state)) + (row.repeated ? "*" : "") + (row.pending ? "?" : ""));
   }
   if (d.overall) {
     add(*d.overall, "");
   }
+  std::string threshold = format_change(d.options.noise).substr(1);
+  if (paired) {
+    text += "intervals: " + util::format_number(d.options.confidence * 100, 4) + "% over " +
+            std::to_string(d.rounds) + " side-by-side rounds; threshold " + threshold + "\n";
+  } else {
+    text += "unpaired: BEST and the candidate were not measured side by side with samples "
+            "(decided on geomeans, threshold " +
+            threshold + ")\n";
+  }
   if (repeated) {
-    text += "* within noise, counted: the previous decision saw the same direction\n";
+    text += paired ? "* within the threshold, counted: the interval excludes zero here and in the "
+                     "previous side-by-side measurement\n"
+                   : "* within noise, counted: the previous decision saw the same direction\n";
+  }
+  if (pending) {
+    text += "? within the threshold, the interval excludes zero: counted if the next "
+            "side-by-side measurement shows it too\n";
+  }
+  for (const std::string &note : d.notes) {
+    text += "note: " + note + "\n";
   }
   return text;
 }
@@ -471,9 +617,17 @@ std::string format_verdict(const Decision &d) {
 nlohmann::json to_json(const Decision &d) {
   auto row_json = [](const ClassRow &row) {
     return nlohmann::json{
-        {"class", row.config_class},        {"configs", row.configs},  {"best_us", row.best_us},
-        {"candidate_us", row.candidate_us}, {"ratio", row.ratio},      {"change", row.change},
-        {"state", to_string(row.state)},    {"repeated", row.repeated}};
+        {"class", row.config_class},
+        {"configs", row.configs},
+        {"best_us", row.best_us},
+        {"candidate_us", row.candidate_us},
+        {"ratio", row.ratio},
+        {"change", row.change},
+        {"state", to_string(row.state)},
+        {"repeated", row.repeated},
+        {"pending", row.pending},
+        {"low", row.has_interval ? nlohmann::json(row.low) : nlohmann::json(nullptr)},
+        {"high", row.has_interval ? nlohmann::json(row.high) : nlohmann::json(nullptr)}};
   };
   nlohmann::json classes = nlohmann::json::array();
   for (const ClassRow &row : d.classes) {
@@ -492,7 +646,10 @@ nlohmann::json to_json(const Decision &d) {
           {"target", d.target},
           {"date", d.date},
           {"measured_by", d.measured_by},
+          {"method", to_string(d.method)},
+          {"rounds", d.rounds},
           {"noise", d.options.noise},
+          {"confidence", d.options.confidence},
           {"max_regression", d.options.max_regression},
           {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
           {"verdict", to_string(d.verdict)},
@@ -501,7 +658,10 @@ nlohmann::json to_json(const Decision &d) {
           {"winning", d.winning},
           {"split_advice", d.split_advice},
           {"incorrect", incorrect},
-          {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)}};
+          {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
+          {"identical_to", d.identical_to},
+          {"counts_as_regression", d.counts_as_regression()},
+          {"notes", d.notes}};
 }
 
 namespace {
@@ -525,6 +685,15 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
     throw Error(where + ": state: expected one of better, worse, tie, got '" + state + "'");
   }
   row.repeated = util::json_field<bool>(j, "repeated", where);
+  // Written since decisions are paired; older decisions lack them and still load.
+  row.pending = util::json_field_or<bool>(j, "pending", false, where);
+  auto low = util::json_field_or<nlohmann::json>(j, "low", nullptr, where);
+  auto high = util::json_field_or<nlohmann::json>(j, "high", nullptr, where);
+  row.has_interval = !low.is_null() && !high.is_null();
+  if (row.has_interval) {
+    row.low = util::json_field<double>(j, "low", where);
+    row.high = util::json_field<double>(j, "high", where);
+  }
   return row;
 }
 
@@ -542,6 +711,15 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.measured_by = util::json_field<std::string>(j, "measured_by", source);
   d.options.noise = util::json_field<double>(j, "noise", source);
   d.options.max_regression = util::json_field<double>(j, "max_regression", source);
+  d.options.confidence = util::json_field_or<double>(j, "confidence", 0.95, source);
+  std::string method = util::json_field_or<std::string>(j, "method", "means", source);
+  if (method != "paired" && method != "means") {
+    throw Error(source + ": method: expected one of paired, means, got '" + method + "'");
+  }
+  d.method = method == "paired" ? Method::paired : Method::means;
+  d.rounds = util::json_field_or<int>(j, "rounds", 0, source);
+  d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
+  d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
   d.options.harness_time = util::json_field<bool>(j, "allow_harness_time", source)
                                ? HarnessTime::allow
                                : HarnessTime::refuse;
@@ -575,6 +753,61 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
     d.overall = row_from_json(overall, source + ": overall");
   }
   return d;
+}
+
+Calibration calibration_from(const Decision &aa) {
+  if (aa.method != Method::paired) {
+    throw Error("calibration of " + aa.best +
+                ": the A/A measurement has no side-by-side "
+                "samples (" +
+                aa.reason + ")");
+  }
+  Calibration c;
+  c.family = aa.family;
+  c.best = aa.best;
+  c.date = aa.date;
+  c.rounds = aa.rounds;
+  c.confidence = aa.options.confidence;
+  for (const ClassRow &row : aa.classes) {
+    c.classes.push_back({row.config_class, std::max(row.high - row.change, row.change - row.low)});
+  }
+  return c;
+}
+
+nlohmann::json to_json(const Calibration &c) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const Resolution &r : c.classes) {
+    classes.push_back({{"class", r.config_class}, {"half_width", r.half_width}});
+  }
+  return {{"family", c.family}, {"best", c.best},     {"device", c.device},
+          {"date", c.date},     {"rounds", c.rounds}, {"confidence", c.confidence},
+          {"classes", classes}};
+}
+
+Calibration read_calibration(const std::filesystem::path &path) {
+  std::string source = path.string();
+  nlohmann::json j = util::read_json(path);
+  Calibration c;
+  c.family = util::json_field<std::string>(j, "family", source);
+  c.best = util::json_field<std::string>(j, "best", source);
+  c.device = util::json_field<std::string>(j, "device", source);
+  c.date = util::json_field<std::string>(j, "date", source);
+  c.rounds = util::json_field<int>(j, "rounds", source);
+  c.confidence = util::json_field<double>(j, "confidence", source);
+  auto classes = util::json_field<nlohmann::json>(j, "classes", source);
+  if (!classes.is_array()) {
+    throw Error(source + ": field 'classes' has the wrong type");
+  }
+  for (size_t i = 0; i < classes.size(); ++i) {
+    std::string where = source + ": classes[" + std::to_string(i) + "]";
+    c.classes.push_back({util::json_field<std::string>(classes[i], "class", where),
+                         util::json_field<double>(classes[i], "half_width", where)});
+  }
+  return c;
+}
+
+void write_calibration(const std::filesystem::path &path, const Calibration &calibration) {
+  util::write_json_atomic(path, to_json(calibration));
 }
 
 Decision read_decision(const std::filesystem::path &path) {

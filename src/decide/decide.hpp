@@ -35,13 +35,23 @@ enum class Weighting { equal, count };
 
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {
-  double noise = 0.01;          ///< |change| below this is a tie (unless seen twice in a row)
+  double noise = 0.01;          ///< the threshold: a class's interval beyond it counts at once
+  double confidence = 0.95;     ///< the confidence of each class's interval
   double max_regression = 0.02; ///< a non-target class may get this much worse and still keep
   HarnessTime harness_time = HarnessTime::refuse;
   Weighting weighting = Weighting::equal;
 };
 
-/// One config class's comparison: geomean times, their ratio and the resulting state.
+/// How a decision compared the two measurements.
+enum class Method {
+  paired, ///< side by side: per-round paired ratios, a Student-t interval per class
+  means   ///< older measurements without samples, or not side by side: geomeans only
+};
+
+/// Returns "paired" or "means".
+const char *to_string(Method method);
+
+/// One config class's comparison: geomean times, their ratio, its interval and the state.
 struct ClassRow {
   std::string config_class;
   int configs = 0;
@@ -49,8 +59,19 @@ struct ClassRow {
   double candidate_us = 0; ///< geomean of the candidate's times
   double ratio = 1;        ///< geomean of candidate us / best us
   double change = 0;       ///< ratio - 1 (negative is faster)
+  bool has_interval = false;
+  double low = 0;  ///< the change's confidence interval (paired method only)
+  double high = 0; ///< (paired method only)
   State state = State::tie;
-  bool repeated = false; ///< within noise, counted because the previous decision saw it too
+  /// Within the threshold and counted: the interval excludes zero here and in the previous
+  /// side-by-side measurement of the same code against the same BEST (paired method), or the
+  /// previous decision saw the same direction (means method).
+  bool repeated = false;
+  /// Within the threshold, the interval excludes zero, but no earlier measurement confirms it.
+  bool pending = false;
+
+  /// True when the interval lies wholly on one side of zero (paired method only).
+  bool excludes_zero() const { return has_interval && (high < 0 || low > 0); }
 };
 
 /// One config whose output did not match the golden; `err_known` false: never compared.
@@ -70,6 +91,8 @@ struct Decision {
   std::string target = "global";
   std::string date;        ///< the candidate measurement's date
   std::string measured_by; ///< the candidate measurement's source
+  Method method = Method::means;
+  int rounds = 0; ///< side-by-side rounds behind the intervals (paired method)
   Options options;
   Verdict verdict = Verdict::failed;
   std::string reason;
@@ -78,6 +101,30 @@ struct Decision {
   std::string split_advice;           ///< empty unless the verdict is split
   std::vector<ConfigError> incorrect; ///< configs whose err is not 0 (verdict incorrect)
   std::optional<ClassRow> overall;    ///< all configs together; absent when nothing compared
+  std::string identical_to;       ///< "BEST 01" or "04": the candidate's content equals that one's
+  std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
+
+  /// True for a regression that counts against the loop: some class worse beyond the
+  /// threshold (a confirmed change within it is a regression verdict but does not count).
+  bool counts_as_regression() const;
+};
+
+/// Per config class, the smallest change this machine resolves: the half-width of an A/A
+/// interval (BEST measured beside itself by `kopt calibrate`).
+struct Resolution {
+  std::string config_class;
+  double half_width = 0;
+};
+
+/// What `kopt calibrate` recorded: calibration.json.
+struct Calibration {
+  std::string family;
+  std::string best;
+  std::string device;
+  std::string date;
+  int rounds = 0;
+  double confidence = 0;
+  std::vector<Resolution> classes;
 };
 
 /// What the keep test needs besides the two measurements.
@@ -86,11 +133,26 @@ struct Request {
   std::string expected_hash;        ///< the candidate's content hash; empty: not checked
   std::string best_hash;            ///< BEST's expected hash (ledger or content); empty: unchecked
   std::optional<Decision> previous; ///< the last decision for this candidate, for the noise rule
+  std::string identical_to; ///< set when the candidate's content equals BEST's or a recorded one
+  std::optional<Calibration> calibration; ///< the machine's resolution, when calibrated
 };
 
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,
                 const Request &request, const Options &options = {});
+
+/// Returns the machine's resolution from an A/A decision (BEST decided against its own side by
+/// side measurement); throws kopt::Error when the decision has no intervals.
+Calibration calibration_from(const Decision &aa);
+
+/// Serialises a calibration (stable key order).
+nlohmann::json to_json(const Calibration &calibration);
+
+/// Reads calibration.json; errors name the file and field.
+Calibration read_calibration(const std::filesystem::path &path);
+
+/// Writes calibration.json atomically.
+void write_calibration(const std::filesystem::path &path, const Calibration &calibration);
 
 /// Returns a measurement with status failed for a candidate whose measurement.json is missing.
 profile::Measurement missing_measurement(const std::string &candidate,

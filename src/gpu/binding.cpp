@@ -30,6 +30,33 @@ std::map<std::string, std::string> binding_environment() {
   return env;
 }
 
+DeviceState parse_nvidia_state(const std::string &text) {
+  DeviceState state;
+  std::vector<std::string> fields = util::split(util::trim(text), ',');
+  if (fields.size() < 3) {
+    return state;
+  }
+  state.driver = std::string(util::trim(fields[0]));
+  state.clocks =
+      "sm " + std::string(util::trim(fields[1])) + ", mem " + std::string(util::trim(fields[2]));
+  return state;
+}
+
+DeviceState nvidia_state(util::ProcessRunner &runner,
+                         const std::map<std::string, std::string> &env) {
+  if (util::find_program("nvidia-smi").empty()) {
+    return {};
+  }
+  auto visible = env.find("CUDA_VISIBLE_DEVICES");
+  util::Command command;
+  command.argv = {"nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem",
+                  "--format=csv,noheader", "-i",
+                  visible == env.end() ? "0" : util::split(visible->second, ',').front()};
+  command.timeout_s = 20;
+  util::ProcessResult result = runner.run(command);
+  return result.ok() ? parse_nvidia_state(result.out) : DeviceState{};
+}
+
 Binding bind(const std::string &backend, Gate &gate,
              const std::map<std::string, std::string> &environment) {
   Binding binding;

@@ -2,6 +2,8 @@
 
 #include "gpu/gate.hpp"
 
+#include "util/process.hpp"
+
 #include <map>
 #include <string>
 
@@ -29,5 +31,20 @@ Binding bind(const std::string &backend, Gate &gate,
 
 /// The variables of this process's environment that binding reads.
 std::map<std::string, std::string> binding_environment();
+
+/// A GPU's driver version and clocks at one moment, for a measurement's metadata.
+struct DeviceState {
+  std::string driver; ///< e.g. "580.159.04"
+  std::string clocks; ///< e.g. "sm 1980 MHz, mem 2619 MHz"
+};
+
+/// Parses `nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem --format=csv,noheader`
+/// output (one line); empty fields when the text holds none.
+DeviceState parse_nvidia_state(const std::string &text);
+
+/// Asks nvidia-smi for the state of the GPU the binding `env` names (CUDA_VISIBLE_DEVICES, else
+/// GPU 0); empty fields when nvidia-smi is missing or fails.
+DeviceState nvidia_state(util::ProcessRunner &runner,
+                         const std::map<std::string, std::string> &env);
 
 } // namespace kopt::gpu

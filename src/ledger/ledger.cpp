@@ -130,6 +130,8 @@ nlohmann::json to_json(const State &s) {
                     {"measured_by", k.measured_by},
                     {"geomean_us", k.geomean_us},
                     {"change", k.change ? nlohmann::json(*k.change) : nlohmann::json(nullptr)},
+                    {"interval", k.interval ? nlohmann::json{k.interval->first, k.interval->second}
+                                            : nlohmann::json(nullptr)},
                     {"hypothesis", k.hypothesis}});
   }
   nlohmann::json recorded = nlohmann::json::array();
@@ -199,6 +201,14 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
       row.change = util::json_field<double>(k, "change", where);
     }
     row.hypothesis = util::json_field<std::string>(k, "hypothesis", where);
+    auto interval = util::json_field_or<nlohmann::json>(k, "interval", nullptr, where);
+    if (!interval.is_null()) {
+      auto bounds = util::json_field<std::vector<double>>(k, "interval", where);
+      if (bounds.size() != 2) {
+        throw Error(where + ": interval: expected [low, high], got " + interval.dump());
+      }
+      row.interval = std::pair{bounds[0], bounds[1]};
+    }
     s.kept.push_back(std::move(row));
   }
   auto recorded = array_field(j, "recorded", source);
@@ -231,7 +241,11 @@ std::string render_performance(const State &s) {
     md += "| " + cell(k.date) + " | " + cell(k.candidate) + " | " + cell(short_hash(k.hash)) +
           " | " + k.status + " | " + cell(k.target) + " | " + cell(util::join(k.kernels, ", ")) +
           " | " + cell(k.measured_by) + " | " + fixed(k.geomean_us) + " | " +
-          (k.change ? decide::format_change(*k.change) : "-") + " | " + cell(k.hypothesis) + " |\n";
+          (k.change ? decide::format_change(*k.change) : "-") +
+          (k.interval ? " [" + decide::format_change(k.interval->first) + ", " +
+                            decide::format_change(k.interval->second) + "]"
+                      : "") +
+          " | " + cell(k.hypothesis) + " |\n";
   }
   if (!s.stopped) {
     return md;
@@ -267,6 +281,19 @@ std::string render_performance(const State &s) {
   return md;
 }
 
+// Each class's change and interval, for attempts.jsonl.
+nlohmann::json classes_json(const decide::Decision &d) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const decide::ClassRow &row : d.classes) {
+    classes.push_back({{"class", row.config_class},
+                       {"change", row.change},
+                       {"interval", row.has_interval ? nlohmann::json{row.low, row.high}
+                                                     : nlohmann::json(nullptr)},
+                       {"state", decide::to_string(row.state)}});
+  }
+  return classes;
+}
+
 Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec &candidate,
                 const profile::Measurement &measurement, const Options &options) {
   if (candidate.id != d.candidate) {
@@ -295,7 +322,7 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     s.best_hash = d.hash;
     s.kept.push_back({date, d.candidate, d.hash, "baseline", d.target,
                       kernels_of(measurement, d.target), source_of(measurement),
-                      d.overall->candidate_us, std::nullopt,
+                      d.overall->candidate_us, std::nullopt, std::nullopt,
                       candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
     write_all(files, s,
               {{"kind", "baseline"},
@@ -315,6 +342,12 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   if (s.stopped) {
     throw Error(files.state().string() + ": the ledger stopped on " + s.stop_date + " (" +
                 s.stop_reason + "); no more attempts are recorded");
+  }
+  if (!d.identical_to.empty()) {
+    return {Outcome::identical,
+            "candidate " + d.candidate + " is identical to " + d.identical_to +
+                ": nothing recorded, regression counter unchanged",
+            s};
   }
   if (d.candidate == s.best) {
     return {Outcome::candidate_is_best, "candidate " + d.candidate + " is BEST; nothing recorded",
@@ -347,9 +380,21 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     if (!d.overall) {
       throw Error("the keep decision for " + d.candidate + " has no overall numbers");
     }
-    s.kept.push_back({date, d.candidate, d.hash, "keep", d.target,
-                      kernels_of(measurement, d.target), source_of(measurement),
-                      d.overall->candidate_us, d.overall->change, candidate.hypothesis});
+    KeptRow row{date,
+                d.candidate,
+                d.hash,
+                "keep",
+                d.target,
+                kernels_of(measurement, d.target),
+                source_of(measurement),
+                d.overall->candidate_us,
+                d.overall->change,
+                std::nullopt,
+                candidate.hypothesis};
+    if (d.overall->has_interval) {
+      row.interval = std::pair{d.overall->low, d.overall->high};
+    }
+    s.kept.push_back(std::move(row));
     s.best = d.candidate;
     s.best_hash = d.hash;
     clear_regressions(s);
@@ -358,6 +403,12 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     break;
   }
   case Verdict::regression: {
+    if (!d.counts_as_regression()) {
+      // Confirmed but within the threshold: a real regression too small to count.
+      message = d.candidate + " regressed within the threshold (confirmed by two side-by-side "
+                              "measurements): regression counter unchanged";
+      break;
+    }
     RegressionSummary summary{date,     d.best, d.candidate, d.hash, candidate.hypothesis,
                               d.target, {},     {}};
     for (const decide::ClassRow &row : d.classes) {
@@ -427,6 +478,11 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
       {"verdict", verdict},
       {"reason", d.reason},
       {"overall_change", d.overall ? nlohmann::json(d.overall->change) : nlohmann::json(nullptr)},
+      {"overall_interval", d.overall && d.overall->has_interval
+                               ? nlohmann::json{d.overall->low, d.overall->high}
+                               : nlohmann::json(nullptr)},
+      {"method", decide::to_string(d.method)},
+      {"classes", classes_json(d)},
       {"consecutive_regressions", s.consecutive_regressions},
       {"event", event}};
   write_all(files, s, attempt);

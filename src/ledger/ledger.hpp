@@ -45,6 +45,7 @@ struct KeptRow {
   std::string measured_by;
   double geomean_us = 0;
   std::optional<double> change; ///< vs the previous BEST; absent for the baseline
+  std::optional<std::pair<double, double>> interval; ///< the change's interval, when paired
   std::string hypothesis;
 };
 
@@ -78,7 +79,7 @@ struct Options {
 };
 
 /// Whether record() changed the ledger, and if not, why not.
-enum class Outcome { recorded, duplicate, candidate_is_best };
+enum class Outcome { recorded, duplicate, candidate_is_best, identical };
 
 /// What record() did: the outcome, a one-line message for the user, and the state after.
 struct Recorded {

@@ -7,10 +7,13 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <ostream>
 
 namespace kopt::profile {
 
@@ -70,7 +73,13 @@ void use_profiler_times(Measurement &m, const ProfileReport &report, Source tool
     }
   }
   for (size_t i = 0; i < m.configs.size(); ++i) {
-    m.configs[i].us = report.find(static_cast<int>(i))->mean_us();
+    const ProfiledConfig &profiled = *report.find(static_cast<int>(i));
+    m.configs[i].us = profiled.mean_us();
+    std::vector<double> samples;
+    for (double ns : profiled.launch_ns) {
+      samples.push_back(ns / 1000.0);
+    }
+    m.configs[i].rounds = {samples};
   }
   m.measured_by = tool;
   m.profiled = true;
@@ -120,7 +129,7 @@ std::string host_cpu_model() {
 
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
-                        const RunSetup &setup) {
+                        const RunSetup &setup, const fs::path &results_dir) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
@@ -128,11 +137,17 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   m.measured_by = host ? Source::chrono : Source::events;
   m.profiled = host;
   m.device = host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device);
+  m.driver = setup.driver;
+  m.clocks = setup.clocks;
   m.date = util::utc_now();
+  if (mode != HarnessMode::correctness) {
+    m.warmup = family.warmup;
+    m.repeat = family.repeat;
+  }
   m.config_columns = util::read_csv(family.configs).header;
 
   fs::path harness = layout.harness(id);
-  fs::path dir = layout.results_dir(id);
+  fs::path dir = results_dir.empty() ? layout.results_dir(id) : results_dir;
   fs::create_directories(dir);
   fs::path csv = dir / (mode == HarnessMode::correctness ? "correctness.csv" : "results.csv");
   fs::remove(csv); // a stale file must never pass for this run's results
@@ -198,6 +213,9 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     c.kernel = std::move(row.kernel);
     c.us = row.us;
     c.harness_us = row.us;
+    if (!row.samples.empty()) {
+      c.rounds = {std::move(row.samples)};
+    }
     c.err_known = row.err.has_value();
     c.err = row.err.value_or(0);
     m.configs.push_back(std::move(c));
@@ -211,6 +229,94 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                " not found: times are the harness's own events";
   }
   return m;
+}
+
+Measurement merge_rounds(const std::vector<Measurement> &runs) {
+  if (runs.empty()) {
+    throw Error("merge_rounds: no runs");
+  }
+  Measurement m = runs.front();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const Measurement &run = runs[k];
+    std::string round = "round " + std::to_string(k + 1) + " of " + std::to_string(runs.size());
+    if (!run.ok()) {
+      m.status = "failed";
+      m.reason = round + ": " + run.reason;
+      m.configs.clear();
+      return m;
+    }
+    if (run.hash != m.hash || run.configs.size() != m.configs.size()) {
+      m.status = "failed";
+      m.reason = round + ": the harness printed hash " + run.hash + " after " + m.hash +
+                 " (the binary changed during the measurement)";
+      m.configs.clear();
+      return m;
+    }
+    if (!run.profiled || run.measured_by != m.measured_by) {
+      m.measured_by = run.measured_by;
+      m.profiled = run.profiled;
+      m.reason = round + ": " + run.reason;
+    }
+  }
+  for (size_t i = 0; i < m.configs.size(); ++i) {
+    ConfigResult &c = m.configs[i];
+    c.rounds.clear();
+    std::vector<double> medians;
+    std::vector<double> harness;
+    for (const Measurement &run : runs) {
+      const ConfigResult &r = run.configs[i];
+      c.rounds.push_back(r.rounds.empty() ? std::vector<double>{r.us} : r.rounds.front());
+      medians.push_back(util::median(c.rounds.back()));
+      harness.push_back(r.harness_us);
+      c.err_known = c.err_known && r.err_known;
+      c.err = std::max(c.err, r.err);
+    }
+    c.us = util::median(medians);
+    c.harness_us = util::median(harness);
+  }
+  return m;
+}
+
+SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
+                            const std::string &best_id, const std::string &id, int rounds,
+                            util::ProcessRunner &runner, const RunSetup &setup,
+                            std::ostream &progress) {
+  fs::path dir = layout.results_dir(id) / "rounds";
+  fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
+  std::vector<Measurement> best_runs;
+  std::vector<Measurement> candidate_runs;
+  bool failed = false;
+  for (int k = 0; k < rounds && !failed; ++k) {
+    // BEST first in even rounds, the candidate first in odd ones.
+    for (int turn = 0; turn < 2 && !failed; ++turn) {
+      bool best_turn = (turn == 0) == (k % 2 == 0);
+      const std::string &who = best_turn ? best_id : id;
+      fs::path run_dir =
+          dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
+      Measurement run =
+          run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, run_dir);
+      progress << "round " << k + 1 << "/" << rounds << ": " << (best_turn ? "BEST " : "candidate ")
+               << who << (run.ok() ? "" : " failed: " + run.reason) << "\n"
+               << std::flush;
+      failed = !run.ok(); // a failed side ends the measurement: its rounds would not pair
+      (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
+    }
+  }
+  auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
+    if (!runs.empty()) {
+      return merge_rounds(runs);
+    }
+    Measurement m;
+    m.family = family.name;
+    m.candidate = who;
+    m.status = "failed";
+    m.reason = "not measured: the side-by-side run stopped when the other side failed";
+    return m;
+  };
+  SideBySide result{merged(best_runs, best_id), merged(candidate_runs, id)};
+  result.candidate.paired_best = result.best.candidate;
+  result.candidate.paired_best_hash = result.best.hash;
+  return result;
 }
 
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,

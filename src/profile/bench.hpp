@@ -5,6 +5,7 @@
 #include "spec/layout.hpp"
 #include "util/process.hpp"
 
+#include <iosfwd>
 #include <map>
 #include <string>
 
@@ -18,6 +19,8 @@ enum class HarnessMode { correctness, benchmark, full_benchmark };
 struct RunSetup {
   std::map<std::string, std::string> env;
   std::string device;
+  std::string driver; ///< the GPU driver's version, when known
+  std::string clocks; ///< the GPU's clocks when the run was set up, when known
 };
 
 /// Runs candidate `id`'s harness on the family's configs in `mode` (comparing against the
@@ -27,9 +30,31 @@ struct RunSetup {
 /// chrono time for host families; a benchmark of a cuda family runs under ncu, of a hip family
 /// under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is on PATH (the harness's
 /// events otherwise, marked unprofiled).
+/// `results_dir` (default results/<id>) holds the run's CSV and log.
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
-                        const RunSetup &setup = {});
+                        const RunSetup &setup = {}, const std::filesystem::path &results_dir = {});
+
+/// BEST's and a candidate's measurements from one side-by-side run.
+struct SideBySide {
+  Measurement best;
+  Measurement candidate; ///< names BEST (id and hash) as its partner
+};
+
+/// Measures BEST `best_id` and candidate `id` side by side on one device: `rounds` rounds, each
+/// one benchmark run of both, BEST first in even rounds and the candidate first in odd ones
+/// (so a steady drift of the machine cancels); every run's samples are kept, one list per
+/// round. Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
+/// naming the round; `progress` gets one line per run.
+SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
+                            const std::string &best_id, const std::string &id, int rounds,
+                            util::ProcessRunner &runner, const RunSetup &setup,
+                            std::ostream &progress);
+
+/// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
+/// keep metric the median of the rounds' medians, the worst error; the first failed run (or a
+/// hash that changed between runs) fails it.
+Measurement merge_rounds(const std::vector<Measurement> &runs);
 
 /// Makes sure the golden exists and came from baseline `baseline_id` with content hash
 /// `baseline_hash`: otherwise runs the baseline's harness with --write-golden. Returns a

@@ -20,6 +20,8 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
   std::string err_name = "err_" + impl;
   int us = table.column(us_name);
   int err = table.column(err_name);
+  std::string samples_name = "samples_" + impl;
+  int samples = table.find_column(samples_name);
 
   std::vector<HarnessRow> rows;
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -30,6 +32,11 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
     }
     row.kernel = fields[kernel];
     row.us = util::parse_double(fields[us], table.where(r) + ": " + us_name);
+    if (samples >= 0 && !util::trim(fields[samples]).empty()) {
+      for (const std::string &sample : util::split(fields[samples], ';')) {
+        row.samples.push_back(util::parse_double(sample, table.where(r) + ": " + samples_name));
+      }
+    }
     if (!util::trim(fields[err]).empty()) {
       row.err = util::parse_double(fields[err], table.where(r) + ": " + err_name);
     }

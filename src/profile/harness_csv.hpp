@@ -7,18 +7,20 @@
 
 namespace kopt::profile {
 
-/// One row of a harness results CSV: the config values, the kernel it ran, its median time and
-/// its error against the golden (nullopt when the harness compared nothing).
+/// One row of a harness results CSV: the config values, the kernel it ran, its median time,
+/// every timed run's time, and its error against the golden (nullopt when the harness compared
+/// nothing).
 struct HarnessRow {
   std::vector<std::string> values;
   std::string kernel;
   double us = 0;
+  std::vector<double> samples; ///< empty when the harness wrote no samples column (older ones)
   std::optional<double> err;
 };
 
 /// Reads a harness results CSV (docs/FORMATS.md): `config_columns` first, then kernel,
-/// us_<impl>, err_<impl>. A missing column is an error naming the file and the column; a bad
-/// number names file:line and the column.
+/// us_<impl>, err_<impl> and the optional samples_<impl> (';'-separated us). A missing column is
+/// an error naming the file and the column; a bad number names file:line and the column.
 std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
                                              const std::vector<std::string> &config_columns,
                                              const std::string &impl);

@@ -31,19 +31,27 @@ Source parse_source(const std::string &text, const std::string &where) {
 nlohmann::json to_json(const Measurement &m) {
   nlohmann::json configs = nlohmann::json::array();
   for (const auto &c : m.configs) {
-    nlohmann::json row{{"values", c.values},
-                       {"class", c.config_class},
-                       {"kernel", c.kernel},
-                       {"us", c.us},
-                       {"harness_us", c.harness_us}};
+    nlohmann::json row{{"values", c.values}, {"class", c.config_class},    {"kernel", c.kernel},
+                       {"us", c.us},         {"harness_us", c.harness_us}, {"samples", c.rounds}};
     row["err"] = c.err_known ? nlohmann::json(c.err) : nlohmann::json(nullptr);
     configs.push_back(std::move(row));
   }
-  return {{"family", m.family},     {"candidate", m.candidate},
-          {"hash", m.hash},         {"status", m.status},
-          {"reason", m.reason},     {"measured_by", to_string(m.measured_by)},
-          {"profiled", m.profiled}, {"device", m.device},
-          {"date", m.date},         {"config_columns", m.config_columns},
+  return {{"family", m.family},
+          {"candidate", m.candidate},
+          {"hash", m.hash},
+          {"status", m.status},
+          {"reason", m.reason},
+          {"measured_by", to_string(m.measured_by)},
+          {"profiled", m.profiled},
+          {"device", m.device},
+          {"driver", m.driver},
+          {"clocks", m.clocks},
+          {"date", m.date},
+          {"warmup", m.warmup},
+          {"repeat", m.repeat},
+          {"paired_best", m.paired_best},
+          {"paired_best_hash", m.paired_best_hash},
+          {"config_columns", m.config_columns},
           {"configs", configs}};
 }
 
@@ -59,6 +67,13 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   m.profiled = util::json_field<bool>(j, "profiled", source);
   m.device = util::json_field<std::string>(j, "device", source);
   m.date = util::json_field<std::string>(j, "date", source);
+  // Written since samples were kept; older measurements lack them and still load.
+  m.driver = util::json_field_or<std::string>(j, "driver", "", source);
+  m.clocks = util::json_field_or<std::string>(j, "clocks", "", source);
+  m.warmup = util::json_field_or<int>(j, "warmup", 0, source);
+  m.repeat = util::json_field_or<int>(j, "repeat", 0, source);
+  m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);
+  m.paired_best_hash = util::json_field_or<std::string>(j, "paired_best_hash", "", source);
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -70,6 +85,7 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     c.kernel = util::json_field<std::string>(row, "kernel", where);
     c.us = util::json_field<double>(row, "us", where);
     c.harness_us = util::json_field<double>(row, "harness_us", where);
+    c.rounds = util::json_field_or<std::vector<std::vector<double>>>(row, "samples", {}, where);
     if (!row.contains("err")) {
       throw Error(where + ": missing field 'err'");
     }
@@ -78,6 +94,21 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     m.configs.push_back(std::move(c));
   }
   return m;
+}
+
+size_t Measurement::sampled_rounds() const {
+  size_t rounds = configs.empty() ? 0 : configs.front().rounds.size();
+  for (const ConfigResult &c : configs) {
+    if (c.rounds.size() != rounds) {
+      return 0;
+    }
+    for (const auto &samples : c.rounds) {
+      if (samples.empty()) {
+        return 0;
+      }
+    }
+  }
+  return rounds;
 }
 
 Measurement read_measurement(const std::filesystem::path &path) {

@@ -24,10 +24,13 @@ struct ConfigResult {
   std::vector<std::string> values; ///< in Measurement::config_columns order
   std::string config_class;
   std::string kernel;
-  double us = 0;         ///< the keep metric, microseconds
+  double us = 0;         ///< the keep metric, microseconds (median of the rounds' medians)
   double harness_us = 0; ///< the harness's own timing, microseconds
   double err = 0;        ///< mismatch ratio against the golden; 0 is correct
   bool err_known = true; ///< false when no golden was compared (then correctness fails)
+  /// Every timed launch's keep-metric time in microseconds, one list per round (one harness
+  /// run each); empty in measurements written before samples were kept.
+  std::vector<std::vector<double>> rounds;
 };
 
 /// Everything `kopt bench` learned about one candidate: measurement.json.
@@ -40,12 +43,23 @@ struct Measurement {
   Source measured_by = Source::chrono;
   bool profiled = true; ///< false: the profiler failed, times are the harness's own
   std::string device;   ///< CPU or GPU model the run used
+  std::string driver;   ///< the GPU driver's version; "" on host or when unknown
+  std::string clocks;   ///< the GPU's clocks when the run began (e.g. "sm 1980 MHz, mem 2619 MHz")
   std::string date;     ///< ISO 8601, UTC
+  int warmup = 0;       ///< untimed runs per config before each round's timed ones
+  int repeat = 0;       ///< timed runs per config and round; 0 in older measurements
+  /// BEST's id and hash when this candidate was measured side by side with BEST (BEST's own
+  /// samples are then in the same folder, see spec::Layout::paired_best); empty otherwise.
+  std::string paired_best;
+  std::string paired_best_hash;
   std::vector<std::string> config_columns;
   std::vector<ConfigResult> configs;
 
   /// True when the run completed with results for every config.
   bool ok() const { return status == "ok"; }
+
+  /// Returns how many rounds every config has samples for (0 when some config has none).
+  size_t sampled_rounds() const;
 };
 
 /// Serialises a measurement (stable key order).

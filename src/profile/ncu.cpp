@@ -109,6 +109,7 @@ ProfileReport attribute_launches(const std::vector<KernelLaunch> &launches, bool
     config.range = by_range ? launch.range : "";
     config.launches += 1;
     config.total_ns += launch.ns;
+    config.launch_ns.push_back(launch.ns);
     if (std::find(config.kernels.begin(), config.kernels.end(), launch.kernel) ==
         config.kernels.end()) {
       config.kernels.push_back(launch.kernel);

@@ -26,6 +26,7 @@ struct ProfiledConfig {
   std::string range;                ///< the range name, e.g. "config_0 M=65536"; "" by order
   int launches = 0;                 ///< matching launches attributed to this config
   double total_ns = 0;              ///< their summed GPU time
+  std::vector<double> launch_ns;    ///< each matching launch's GPU time, in launch order
   std::vector<std::string> kernels; ///< distinct kernel names, in first-seen order
 
   /// Returns the mean GPU time per launch in nanoseconds (0 without launches).

@@ -23,7 +23,8 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "arch",         "compile",    "dispatch",
                                                 "configs",      "classes",    "harness",
                                                 "kernel_regex", "editable",   "candidates",
-                                                "timeout_s",    "bench",      "compile_budget_s"};
+                                                "timeout_s",    "bench",      "compile_budget_s",
+                                                "keep"};
 
 bool is_identifier(const std::string &text) {
   static const std::regex pattern("[A-Za-z_][A-Za-z0-9_]*");
@@ -343,9 +344,14 @@ Family load_family(const fs::path &file) {
   }
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");
-    bench.reject_unknown({"warmup", "repeat"});
+    bench.reject_unknown({"warmup", "repeat", "rounds"});
     int64_t warmup = bench.integer_or("warmup", 2);
     int64_t repeat = bench.integer_or("repeat", 15);
+    int64_t rounds = bench.integer_or("rounds", f.rounds);
+    if (rounds < 2 || rounds > 1000) {
+      fail_expected(bench.where("rounds"), "an integer from 2 to 1000", bench.json().at("rounds"));
+    }
+    f.rounds = static_cast<int>(rounds);
     if (warmup < 0 || warmup > 1000000) {
       fail_expected(bench.where("warmup"), "an integer >= 0", bench.json().at("warmup"));
     }
@@ -354,6 +360,25 @@ Family load_family(const fs::path &file) {
     }
     f.warmup = static_cast<int>(warmup);
     f.repeat = static_cast<int>(repeat);
+  }
+  if (top.has("keep")) {
+    Fields keep(top.json().at("keep"), top.file(), "keep");
+    keep.reject_unknown({"threshold", "confidence", "max_regression"});
+    f.keep_threshold = keep.number_or("threshold", f.keep_threshold);
+    f.keep_confidence = keep.number_or("confidence", f.keep_confidence);
+    f.keep_max_regression = keep.number_or("max_regression", f.keep_max_regression);
+    if (!(f.keep_threshold > 0 && f.keep_threshold < 1)) {
+      fail_expected(keep.where("threshold"), "a fraction between 0 and 1 (0.01 is 1%)",
+                    keep.json().at("threshold"));
+    }
+    if (!(f.keep_confidence >= 0.5 && f.keep_confidence < 1)) {
+      fail_expected(keep.where("confidence"), "a probability from 0.5 to below 1 (e.g. 0.95)",
+                    keep.json().at("confidence"));
+    }
+    if (!(f.keep_max_regression >= 0 && f.keep_max_regression < 1)) {
+      fail_expected(keep.where("max_regression"), "a fraction from 0 to below 1 (0.02 is 2%)",
+                    keep.json().at("max_regression"));
+    }
   }
   return f;
 }

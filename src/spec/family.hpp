@@ -54,6 +54,10 @@ struct Family {
   double compile_budget_s = 0; ///< the family's build wall-time budget; 0: no budget
   int warmup = 2;
   int repeat = 15;
+  int rounds = 6;                    ///< side-by-side rounds of BEST and candidate per keep test
+  double keep_threshold = 0.01;      ///< a class's change must lie beyond this to count at once
+  double keep_confidence = 0.95;     ///< the confidence of each class's interval
+  double keep_max_regression = 0.02; ///< how much worse a non-target class may get and keep
 
   /// Returns the instance called `name`, or nullptr.
   const Instance *find_instance(const std::string &name) const;

@@ -26,6 +26,13 @@ struct Layout {
   std::filesystem::path measurement(const std::string &id) const {
     return results_dir(id) / "measurement.json";
   }
+  /// BEST's samples from candidate `id`'s side-by-side run (measurement.json holds the
+  /// candidate's).
+  std::filesystem::path paired_best(const std::string &id) const {
+    return results_dir(id) / "best_measurement.json";
+  }
+  /// What `kopt calibrate` learned: BEST measured beside itself.
+  std::filesystem::path calibration() const { return root / "results" / "calibration.json"; }
   std::filesystem::path decision(const std::string &id) const {
     return results_dir(id) / "decision.json";
   }

@@ -23,6 +23,16 @@ T json_field(const nlohmann::json &j, const char *key, const std::string &where)
   }
 }
 
+/// Returns j[key] as a T, or `fallback` when j has no such key (fields added in later versions
+/// of a file); a present field of the wrong type throws as json_field does.
+template <typename T>
+T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std::string &where) {
+  if (j.is_object() && !j.contains(key)) {
+    return fallback;
+  }
+  return json_field<T>(j, key, where);
+}
+
 /// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
 nlohmann::json read_json(const std::filesystem::path &path);
 

@@ -303,7 +303,9 @@ TEST_CASE("the table and the verdict line") {
         "class   configs      best us      cand us    ratio    change  state\n"
         "small         2      141.421      134.350   0.9500    -5.00%  better\n"
         "large         2     2000.000     2060.000   1.0300    +3.00%  worse\n"
-        "overall       4      531.830      526.081   0.9892    -1.08%\n");
+        "overall       4      531.830      526.081   0.9892    -1.08%\n"
+        "unpaired: BEST and the candidate were not measured side by side with samples "
+        "(decided on geomeans, threshold 1.00%)\n");
   CHECK(kopt::decide::format_verdict(d) ==
         "verdict: split (small improved beyond noise while large +3.00% regressed more than 2%)\n"
         "split advice: dispatch small to candidate 01's kernel (k01_small) and keep the other "

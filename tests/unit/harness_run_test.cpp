@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <sstream>
 
 using namespace kopt::harness;
@@ -156,9 +158,12 @@ TEST_CASE("write a golden, then compare a correct and a broken candidate") {
   CHECK(bad[0].comparison->nans == 1);
   CHECK(bad[1].kernel == "small");
   std::string csv = results_csv(configs, bad, "test");
-  CHECK(csv.substr(0, csv.find('\n')) == "N,kernel,us_test,err_test");
+  CHECK(csv.substr(0, csv.find('\n')) == "N,kernel,us_test,err_test,samples_test");
   CHECK(csv.find("\n200,small,") != std::string::npos);
-  CHECK(csv.find(",0.005\n") != std::string::npos);
+  // A correctness run times each config once: one sample, the median itself.
+  REQUIRE(bad[1].samples.size() == 1);
+  CHECK(bad[1].samples[0] == bad[1].us);
+  CHECK(csv.find(",0.005,") != std::string::npos);
   CHECK(log.str().find("harness: [2/2] N=200 kernel=small") != std::string::npos);
 
   auto other = parse_configs("N\n10\n300\n", "other.csv");
@@ -181,6 +186,13 @@ TEST_CASE("without a golden the output is neither poisoned nor copied back") {
                                     "--repeat",  "3"};
   auto results = run_configs(configs, parse(bench, spec), spec, log);
   CHECK(calls.run == 2 * 5);
+  // Every timed run's time is kept, and the reported time is their median.
+  REQUIRE(results[0].samples.size() == 3);
+  std::vector<double> sorted = results[0].samples;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(results[0].us == sorted[1]);
+  std::string csv = results_csv(configs, results, "t");
+  CHECK(std::count(csv.begin(), csv.end(), ';') == 2 * 2);
   CHECK(calls.output == 0);
   CHECK(calls.poison == 0);
   CHECK_FALSE(results[0].comparison.has_value());

@@ -23,6 +23,21 @@ TEST_CASE("reads config columns, kernel, time and error") {
   CHECK_FALSE(rows[1].err.has_value());
 }
 
+TEST_CASE("reads every timed run's time from the samples column, when there is one") {
+  TempDir dir;
+  auto file = dir.write("r.csv", "M,kernel,us_kopt,err_kopt,samples_kopt\n"
+                                 "16,k,2,0,1.5;2;2.5\n"
+                                 "32,k,3,0,\n");
+  auto rows = kopt::profile::read_harness_results(file, {"M"}, "kopt");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].samples == std::vector<double>{1.5, 2, 2.5});
+  CHECK(rows[1].samples.empty());
+  auto bad = dir.write("b.csv", "M,kernel,us_kopt,err_kopt,samples_kopt\n16,k,2,0,1.5;x\n");
+  CHECK_THROWS_WITH_AS(kopt::profile::read_harness_results(bad, {"M"}, "kopt"),
+                       (bad.string() + ":2: samples_kopt: expected a number, got 'x'").c_str(),
+                       kopt::Error);
+}
+
 TEST_CASE("a missing column names the file and the column") {
   TempDir dir;
   auto file = dir.write("r.csv", "M,N,K,kernel,us_kopt\n16,256,256,k,1\n");

@@ -46,6 +46,12 @@ TEST_CASE("program lines and ==PROF== lines precede the CSV; separators are read
   const auto &config = report.configs[0];
   CHECK(config.config == 0);
   CHECK(config.launches == 5);
+  REQUIRE(config.launch_ns.size() == 5);
+  double sum = 0;
+  for (double ns : config.launch_ns) {
+    sum += ns;
+  }
+  CHECK(sum == doctest::Approx(config.total_ns));
   CHECK(config.mean_ns() == doctest::Approx(278214.4));
   CHECK(config.mean_us() == doctest::Approx(278.2144));
   CHECK(config.kernels == std::vector<std::string>{"fmak(float *, int)"});

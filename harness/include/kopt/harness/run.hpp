@@ -59,7 +59,8 @@ std::string usage();
 /// One config's outcome: the kernel it ran, its median time and, with a golden, its comparison.
 struct Result {
   std::string kernel;
-  double us = 0;
+  double us = 0;               ///< the median of `samples`
+  std::vector<double> samples; ///< every timed run's time, microseconds, in run order
   std::optional<Comparison> comparison;
 };
 
@@ -68,8 +69,9 @@ struct Result {
 std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
                                 const FamilySpec &spec, std::ostream &log);
 
-/// Returns the results CSV: the config columns, kernel, us_<impl> and err_<impl> (empty when
-/// the result has no comparison), one row per config.
+/// Returns the results CSV: the config columns, kernel, us_<impl>, err_<impl> (empty when
+/// the result has no comparison) and samples_<impl> (every timed run's us, ';'-separated), one
+/// row per config.
 std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
                         const std::string &impl);
 
