@@ -41,7 +41,12 @@ std::optional<ledger::Recorded> record_baseline(const LoadedFamily &loaded,
     return std::nullopt;
   }
   const candidate::Candidate &baseline = loaded.candidates.get(decision.best);
-  profile::Measurement m = profile::read_measurement(loaded.layout.measurement(baseline.id()));
+  // Measured side by side, the baseline's samples are the ones beside the candidate.
+  std::filesystem::path own = loaded.layout.measurement(baseline.id());
+  std::filesystem::path paired = loaded.layout.paired_best(decision.candidate);
+  std::error_code ec;
+  profile::Measurement m = profile::read_measurement(
+      std::filesystem::exists(paired, ec) && !std::filesystem::exists(own, ec) ? paired : own);
   decide::Request request;
   request.target = baseline.spec.target;
   request.expected_hash = loaded.candidates.content_hash(loaded.family, baseline.id());

@@ -19,6 +19,7 @@ Handler setup_import(CLI::App &app);
 Handler setup_launch_compile(CLI::App &app);
 Handler setup_resources(CLI::App &app);
 Handler setup_decide(CLI::App &app);
+Handler setup_calibrate(CLI::App &app);
 Handler setup_record(CLI::App &app);
 Handler setup_stamp_hash(CLI::App &app);
 Handler setup_status(CLI::App &app);
