@@ -102,7 +102,7 @@ Handler setup_bench(CLI::App &app) {
       throw Error("bench: give --candidate <id>, --best or --golden-only");
     }
     const std::string &id = loaded.candidates.get(requested).id();
-    std::string identical = loaded.identical_to(id);
+    std::string identical = loaded.identical_to(id, best);
     if (!identical.empty() && !options->build_only) {
       context.out << "candidate " << id << " is identical to " << identical << " (hash "
                   << loaded.candidates.content_hash(loaded.family, id) << "): nothing to measure\n";

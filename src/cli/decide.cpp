@@ -59,7 +59,7 @@ Handler setup_decide(CLI::App &app) {
     request.target = candidate.spec.target;
     request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
     request.best_hash = best.hash;
-    request.identical_to = loaded.identical_to(id);
+    request.identical_to = loaded.identical_to(id, best);
     std::filesystem::path decision_path = loaded.layout.decision(id);
     std::error_code ec;
     if (std::filesystem::exists(decision_path, ec)) {

@@ -50,14 +50,13 @@ Best LoadedFamily::best() const {
   return {state->best, state->best_hash};
 }
 
-std::string LoadedFamily::identical_to(const std::string &id) const {
-  Best current = best();
-  if (id == current.id) {
+std::string LoadedFamily::identical_to(const std::string &id, const Best &best) const {
+  if (id == best.id) {
     return "";
   }
   std::string hash = candidates.content_hash(family, id);
-  if (hash == current.hash) {
-    return "BEST " + current.id;
+  if (hash == best.hash) {
+    return "BEST " + best.id;
   }
   std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
   if (state) {

@@ -47,8 +47,8 @@ struct LoadedFamily {
   Best best() const;
 
   /// Returns "BEST 01" or the id of a recorded candidate whose content hash equals `id`'s, or ""
-  /// when `id` is new code (BEST itself is never identical to itself).
-  std::string identical_to(const std::string &id) const;
+  /// when `id` is new code (BEST itself is never identical to itself); `best` is best().
+  std::string identical_to(const std::string &id, const Best &best) const;
 };
 
 /// Loads family.json, discovers the candidates and builds the layout.

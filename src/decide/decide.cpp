@@ -59,16 +59,18 @@ Decision failed(Decision d, std::string reason) {
 
 bool same_direction(double a, double b) { return (a < 0 && b < 0) || (a > 0 && b > 0); }
 
+using Pair = std::pair<const ConfigResult *, const ConfigResult *>;
+
 // Weighted geomeans of one class; `weights` is empty (all 1) or one per pair.
-ClassRow compare(const std::string &name, const std::vector<std::pair<double, double>> &pairs,
+ClassRow compare(const std::string &name, const std::vector<Pair> &pairs,
                  const std::vector<double> &weights = {}) {
   double log_best = 0;
   double log_candidate = 0;
   double n = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
     double w = weights.empty() ? 1.0 : weights[i];
-    log_best += w * std::log(pairs[i].first);
-    log_candidate += w * std::log(pairs[i].second);
+    log_best += w * std::log(pairs[i].first->us);
+    log_candidate += w * std::log(pairs[i].second->us);
     n += w;
   }
   ClassRow row;
@@ -80,8 +82,6 @@ ClassRow compare(const std::string &name, const std::vector<std::pair<double, do
   row.change = row.ratio - 1;
   return row;
 }
-
-using Pair = std::pair<const ConfigResult *, const ConfigResult *>;
 
 // Side by side: in each round, the class's weighted mean of log(candidate median / BEST
 // median) over its configs; the rounds are the independent samples of the paired t interval.
@@ -441,17 +441,13 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
 
   std::vector<std::string> order;
   std::map<std::string, std::vector<Pair>> class_pairs;
-  std::map<std::string, std::vector<std::pair<double, double>>> per_class;
   std::map<std::string, std::vector<double>> class_weights;
-  std::vector<std::pair<double, double>> all;
   std::vector<double> all_weights;
   for (const auto &[b, c] : pairs) {
-    if (!per_class.count(b->config_class)) {
+    if (!class_pairs.count(b->config_class)) {
       order.push_back(b->config_class);
     }
-    per_class[b->config_class].emplace_back(b->us, c->us);
     class_pairs[b->config_class].emplace_back(b, c);
-    all.emplace_back(b->us, c->us);
     if (count_column >= 0) {
       const std::string &text = b->values.at(static_cast<size_t>(count_column));
       double w = util::parse_double(text, "config " + config_label(columns, b->values) + ": count");
@@ -463,12 +459,12 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
       all_weights.push_back(w);
     }
   }
-  if (d.target != "global" && !per_class.count(d.target)) {
+  if (d.target != "global" && !class_pairs.count(d.target)) {
     return failed(d, "target class '" + d.target +
                          "' is not a config class of this measurement (classes: " +
                          util::join(order, ", ") + ")");
   }
-  if (all.empty()) {
+  if (pairs.empty()) {
     return failed(d, "BEST " + best.candidate + "'s measurement has no configs");
   }
 
@@ -488,7 +484,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
       d.classes.push_back(row);
       continue;
     }
-    ClassRow row = compare(name, per_class[name], class_weights[name]);
+    ClassRow row = compare(name, class_pairs[name], class_weights[name]);
     if (std::abs(row.change) >= options.noise) {
       row.state = row.change < 0 ? State::better : State::worse;
     } else if (previous) {
@@ -503,10 +499,10 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   }
   d.overall = side_by_side
                   ? compare_paired("overall", pairs, all_weights, rounds, options.confidence)
-                  : compare("overall", all, all_weights);
+                  : compare("overall", pairs, all_weights);
   if (request.calibration && request.calibration->device == best.device) {
     for (const Resolution &r : request.calibration->classes) {
-      if (r.half_width > options.noise && per_class.count(r.config_class)) {
+      if (r.half_width > options.noise && class_pairs.count(r.config_class)) {
         d.notes.push_back("the threshold " + format_change(options.noise).substr(1) +
                           " is below this machine's resolution for " + r.config_class + " (" +
                           format_change(r.half_width).substr(1) + ", kopt calibrate on " +
