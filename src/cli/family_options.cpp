@@ -111,10 +111,6 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
   return setup;
 }
 
-namespace {
-
-// Runs `cmake --build <build_dir> --target <targets...>`; on failure prints the build's output
-// to `err` and returns 1, else 0.
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
   util::RealProcessRunner runner;
@@ -128,8 +124,6 @@ int build_targets(const std::string &build_dir, const std::vector<std::string> &
   }
   return result.ok() ? 0 : 1;
 }
-
-} // namespace
 
 std::optional<profile::RunSetup> prepare_run(const LoadedFamily &loaded,
                                              const std::string &build_dir,

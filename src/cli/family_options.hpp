@@ -61,6 +61,11 @@ LoadedFamily load_family(const FamilyOptions &options);
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
                                            std::ostream &err);
 
+/// Runs `cmake --build <build_dir> --target <targets...>`; on failure prints the build's output
+/// to `err` and returns 1, else 0.
+int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
+                  std::ostream &err);
+
 /// The opening of every subcommand that runs a harness: builds `targets` in `build_dir` (when
 /// not empty), then finds where the run happens (gpu_setup). Returns nullopt after printing why
 /// the run cannot happen.

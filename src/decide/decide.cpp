@@ -120,8 +120,10 @@ ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
 }
 
 // The paired noise rule: beyond the threshold at once; within it only when the interval
-// excludes zero now and excluded it on the same side in the previous measurement.
-void paired_state(ClassRow &row, double threshold, const Decision *previous) {
+// excludes zero now and excluded it on the same side in the previous measurement. `again` is
+// this same measurement decided before: what that decision confirmed stays confirmed.
+void paired_state(ClassRow &row, double threshold, const Decision *previous,
+                  const Decision *again) {
   if (row.high < -threshold || row.low > threshold) {
     row.state = row.high < 0 ? State::better : State::worse;
     return;
@@ -130,9 +132,13 @@ void paired_state(ClassRow &row, double threshold, const Decision *previous) {
     return;
   }
   bool faster = row.high < 0;
-  if (previous) {
-    for (const ClassRow &seen : previous->classes) {
-      if (seen.config_class == row.config_class && seen.excludes_zero() &&
+  for (const Decision *earlier : {previous, again}) {
+    if (!earlier) {
+      continue;
+    }
+    for (const ClassRow &seen : earlier->classes) {
+      bool confirms = earlier == previous || seen.repeated;
+      if (confirms && seen.config_class == row.config_class && seen.excludes_zero() &&
           (seen.high < 0) == faster) {
         row.state = faster ? State::better : State::worse;
         row.repeated = true;
@@ -470,17 +476,19 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
 
   // The previous decision counts only for a new measurement (another date) of the same code
   // against the same BEST: deciding the same measurement twice must not confirm itself.
+  // Deciding it again keeps what the first decision of it confirmed.
   const Decision *previous = nullptr;
+  const Decision *again = nullptr;
   if (request.previous && request.previous->candidate == d.candidate &&
       request.previous->hash == d.hash && request.previous->best == d.best &&
-      request.previous->best_hash == d.best_hash && request.previous->date != d.date) {
-    previous = &*request.previous;
+      request.previous->best_hash == d.best_hash) {
+    (request.previous->date != d.date ? previous : again) = &*request.previous;
   }
   for (const std::string &name : order) {
     if (side_by_side) {
       ClassRow row =
           compare_paired(name, class_pairs[name], class_weights[name], rounds, options.confidence);
-      paired_state(row, options.noise, previous);
+      paired_state(row, options.noise, previous, again);
       d.classes.push_back(row);
       continue;
     }

@@ -129,7 +129,7 @@ std::string host_cpu_model() {
 
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
-                        const RunSetup &setup, const fs::path &results_dir) {
+                        const RunSetup &setup, const fs::path &results_dir, GoldenCheck golden) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
@@ -161,7 +161,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   util::Command command;
   command.argv = {harness.string(), "--configs", family.configs.string(),
                   mode_flag(mode),  "--out",     csv.string()};
-  if (fs::exists(layout.golden())) {
+  if (fs::exists(layout.golden()) && golden == GoldenCheck::compare) {
     command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
   }
   if (mode != HarnessMode::correctness) {
@@ -175,13 +175,20 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   bool under_rocprofv3 =
       family.backend == "hip" && profiling && !util::find_program("rocprofv3").empty();
   fs::path trace_dir = dir / "rocprofv3";
+  const std::vector<std::string> harness_argv = command.argv;
   if (under_ncu) {
-    command.argv = ncu_command(family.kernel_regex, command.argv);
+    command.argv = ncu_command(family.kernel_regex, harness_argv, NcuLaunches::timed);
   } else if (under_rocprofv3) {
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
-    command.argv = rocprofv3_command(trace_dir, "kopt", command.argv);
+    command.argv = rocprofv3_command(trace_dir, "kopt", harness_argv);
   }
   util::ProcessResult result = runner.run(command);
+  if (under_ncu && result.ok() && ncu_profiled_nothing(result.out)) {
+    // A harness whose timer marks no profiler start (its own timer, an older build): every
+    // matching launch is profiled, warm-ups too.
+    command.argv = ncu_command(family.kernel_regex, harness_argv, NcuLaunches::all);
+    result = runner.run(command);
+  }
   fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
   write_log(log, command, result, family.timeout_s);
   m.hash = harness_hash(result.out);
@@ -261,6 +268,8 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
   for (size_t i = 0; i < m.configs.size(); ++i) {
     ConfigResult &c = m.configs[i];
     c.rounds.clear();
+    c.err_known = false;
+    c.err = 0;
     std::vector<double> medians;
     std::vector<double> harness;
     for (const Measurement &run : runs) {
@@ -268,8 +277,10 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
       c.rounds.push_back(r.rounds.empty() ? std::vector<double>{r.us} : r.rounds.front());
       medians.push_back(util::median(c.rounds.back()));
       harness.push_back(r.harness_us);
-      c.err_known = c.err_known && r.err_known;
-      c.err = std::max(c.err, r.err);
+      if (r.err_known) {
+        c.err = c.err_known ? std::max(c.err, r.err) : r.err;
+        c.err_known = true;
+      }
     }
     c.us = util::median(medians);
     c.harness_us = util::median(harness);
@@ -293,8 +304,9 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
       const std::string &who = best_turn ? best_id : id;
       fs::path run_dir =
           dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
-      Measurement run =
-          run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, run_dir);
+      bool check = !best_turn && candidate_runs.empty();
+      Measurement run = run_harness(family, layout, who, HarnessMode::benchmark, runner, setup,
+                                    run_dir, check ? GoldenCheck::compare : GoldenCheck::skip);
       progress << "round " << k + 1 << "/" << rounds << ": " << (best_turn ? "BEST " : "candidate ")
                << who << (run.ok() ? "" : " failed: " + run.reason) << "\n"
                << std::flush;
@@ -319,15 +331,21 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   return result;
 }
 
+bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
+                       const std::string &baseline_hash) {
+  if (!fs::exists(layout.golden()) || !fs::exists(layout.golden_info())) {
+    return false;
+  }
+  nlohmann::json info = util::read_json(layout.golden_info());
+  return info.value("baseline_hash", "") == baseline_hash &&
+         info.value("configs", "") == family.configs.string();
+}
+
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup) {
-  if (fs::exists(layout.golden()) && fs::exists(layout.golden_info())) {
-    nlohmann::json info = util::read_json(layout.golden_info());
-    if (info.value("baseline_hash", "") == baseline_hash &&
-        info.value("configs", "") == family.configs.string()) {
-      return "golden up to date (from candidate " + baseline_id + ")";
-    }
+  if (golden_is_current(family, layout, baseline_hash)) {
+    return "golden up to date (from candidate " + baseline_id + ")";
   }
   fs::path harness = layout.harness(baseline_id);
   if (!fs::exists(harness)) {

@@ -31,9 +31,13 @@ struct RunSetup {
 /// under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is on PATH (the harness's
 /// events otherwise, marked unprofiled).
 /// `results_dir` (default results/<id>) holds the run's CSV and log.
+/// `golden` skip leaves a benchmark's output unchecked (err unknown): reading a large golden
+/// back costs as much as the timed runs, and one checked round per measurement is enough.
+enum class GoldenCheck { compare, skip };
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
-                        const RunSetup &setup = {}, const std::filesystem::path &results_dir = {});
+                        const RunSetup &setup = {}, const std::filesystem::path &results_dir = {},
+                        GoldenCheck golden = GoldenCheck::compare);
 
 /// BEST's and a candidate's measurements from one side-by-side run.
 struct SideBySide {
@@ -44,7 +48,8 @@ struct SideBySide {
 /// Measures BEST `best_id` and candidate `id` side by side on one device: `rounds` rounds, each
 /// one benchmark run of both, BEST first in even rounds and the candidate first in odd ones
 /// (so a steady drift of the machine cancels); every run's samples are kept, one list per
-/// round. Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
+/// round. Only the candidate's first run checks its output against the golden (BEST's is
+/// BEST's). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
 /// naming the round; `progress` gets one line per run.
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
@@ -52,9 +57,14 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
                             std::ostream &progress);
 
 /// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
-/// keep metric the median of the rounds' medians, the worst error; the first failed run (or a
-/// hash that changed between runs) fails it.
+/// keep metric the median of the rounds' medians, the worst error of the runs that compared
+/// (unknown when none did); the first failed run (or a hash that changed between runs) fails it.
 Measurement merge_rounds(const std::vector<Measurement> &runs);
+
+/// Returns whether the golden exists and came from the baseline with content hash
+/// `baseline_hash` over the family's configs.
+bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
+                       const std::string &baseline_hash);
 
 /// Makes sure the golden exists and came from baseline `baseline_id` with content hash
 /// `baseline_hash`: otherwise runs the baseline's harness with --write-golden. Returns a

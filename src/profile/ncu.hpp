@@ -48,9 +48,17 @@ struct ProfileReport {
   const ProfiledConfig *find(int config) const;
 };
 
+/// Which launches ncu profiles: only those between the harness's profiler start and stop (its
+/// timed runs; warm-ups run at full speed, unprofiled), or every matching launch.
+enum class NcuLaunches { timed, all };
+
 /// Returns the ncu argv that profiles `harness` (its argv) for kernels matching `kernel_regex`.
 std::vector<std::string> ncu_command(const std::string &kernel_regex,
-                                     const std::vector<std::string> &harness);
+                                     const std::vector<std::string> &harness,
+                                     NcuLaunches launches = NcuLaunches::timed);
+
+/// Returns whether ncu's stdout says it profiled no kernel at all.
+bool ncu_profiled_nothing(std::string_view ncu_stdout);
 
 /// Parses ncu's stdout (`--csv --print-units base`, details or raw page, with or without
 /// --nvtx): skips the program's and ==PROF== lines, finds the CSV header by its column names

@@ -183,6 +183,13 @@ TEST_CASE("a change within the threshold counts only when two measurements in a 
     again.previous = first;
     CHECK(decide(best, candidate, again).verdict == Verdict::tie);
   }
+  SUBCASE("deciding a confirmed measurement again keeps the confirmation") {
+    Request again;
+    again.previous = second;
+    Decision redecided = decide(best2, candidate2, again);
+    CHECK(redecided.verdict == Verdict::keep);
+    CHECK(redecided.classes[0].repeated);
+  }
   SUBCASE("a slowdown within the threshold is a regression that does not count") {
     auto [b1, c1] = sim.run(0.006);
     Decision d1 = decide(b1, c1, Request{});

@@ -73,6 +73,14 @@ struct FakeRuntime {
     *ms = elapsed_ms;
     return ok;
   }
+  static Status profiler_start() {
+    log.push_back("profiler start");
+    return ok;
+  }
+  static Status profiler_stop() {
+    log.push_back("profiler stop");
+    return ok;
+  }
 
   static void reset() {
     log.clear();
@@ -143,7 +151,8 @@ TEST_CASE("a failed allocation throws with gpu.hpp's line and the runtime's erro
   CHECK(FakeRuntime::log == Log{"malloc 16"});
 }
 
-TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, returns us") {
+TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, returns us; only "
+          "the timed run lies between profiler start and stop") {
   FakeRuntime::reset();
   SUBCASE("a small L2 flushes 64 MiB") {
     FakeRuntime::l2_bytes = 4 << 20;
@@ -165,10 +174,11 @@ TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, re
       FakeRuntime::log.clear();
       CHECK(timer.time_run(problem) == 1500.0);
       timer.time_run(problem);
-      CHECK(FakeRuntime::log == Log{"memset 104857600 to 1", "event record", "run", "event record",
-                                    "event synchronize", "sync", "memset 104857600 to 2",
+      CHECK(FakeRuntime::log == Log{"memset 104857600 to 1", "profiler start", "event record",
+                                    "run", "event record", "event synchronize", "profiler stop",
+                                    "sync", "memset 104857600 to 2", "profiler start",
                                     "event record", "run", "event record", "event synchronize",
-                                    "sync"});
+                                    "profiler stop", "sync"});
       FakeRuntime::log.clear();
     }
     CHECK(FakeRuntime::log == Log{"event destroy", "event destroy", "free"});

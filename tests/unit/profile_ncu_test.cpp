@@ -23,12 +23,34 @@ ProfileOptions with_regex(const std::string &regex, int per_config = 0) {
 
 TEST_SUITE_BEGIN("profile::ncu");
 
-TEST_CASE("the command line profiles one metric with NVTX and the kernel regex") {
-  auto argv = kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"});
-  CHECK(argv == std::vector<std::string>{"ncu", "--csv", "--print-units", "base", "--metrics",
-                                         "gpu__time_duration.sum", "--clock-control", "none",
-                                         "--nvtx", "-k", "regex:gemm_.*", "./harness",
-                                         "--benchmark"});
+TEST_CASE("the command line profiles one metric with NVTX and the kernel regex, by default only "
+          "the timed runs") {
+  using kopt::profile::NcuLaunches;
+  std::vector<std::string> common = {"ncu",
+                                     "--csv",
+                                     "--print-units",
+                                     "base",
+                                     "--metrics",
+                                     "gpu__time_duration.sum",
+                                     "--clock-control",
+                                     "none",
+                                     "--nvtx",
+                                     "-k",
+                                     "regex:gemm_.*"};
+  std::vector<std::string> timed = common;
+  timed.insert(timed.end(), {"--profile-from-start", "off", "--cache-control", "none", "./harness",
+                             "--benchmark"});
+  std::vector<std::string> all = common;
+  all.insert(all.end(), {"./harness", "--benchmark"});
+  CHECK(kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"}) == timed);
+  CHECK(kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"}, NcuLaunches::all) ==
+        all);
+}
+
+TEST_CASE("ncu's own line says when it profiled nothing") {
+  CHECK(kopt::profile::ncu_profiled_nothing("==PROF== Disconnected\n==WARNING== No kernels were "
+                                            "profiled.\n"));
+  CHECK_FALSE(kopt::profile::ncu_profiled_nothing("\"ID\",\"Kernel Name\"\n"));
 }
 
 TEST_CASE("config ranges are named config_<index> followed by a space or the end") {

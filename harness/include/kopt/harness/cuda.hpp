@@ -7,6 +7,7 @@
 
 #include "kopt/harness/gpu.hpp"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -40,6 +41,8 @@ struct Runtime {
   static Status event_elapsed_ms(float *ms, Event start, Event stop) {
     return cudaEventElapsedTime(ms, start, stop);
   }
+  static Status profiler_start() { return cudaProfilerStart(); }
+  static Status profiler_stop() { return cudaProfilerStop(); }
 };
 
 /// Throws Error `file:line: what: <cuda error name>: <text>` when `status` is not cudaSuccess.

@@ -1,0 +1,33 @@
+# Sourced by the device scripts: a copy of this family under $work with candidate 90, the
+# baseline 00 plus one comment line (same machine code, another content hash), configured and
+# built with the kopt install at $prefix; bench.rounds/repeat set when given. Logs go to $out.
+#   copy_family ROOT WORK PREFIX OUT [ROUNDS] [REPEAT]
+copy_family() {
+  local root=$1 work=$2 prefix=$3 out=$4 rounds=${5:-} repeat=${6:-}
+  local family=cuda_gemm_a8w8_blockscale
+  for d in /opt/nvidia/nsight-compute/*/; do [ -x "$d/ncu" ] && PATH=$PATH:$d; done
+  export PATH=$PATH:/usr/local/cuda/bin
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+    ncu --version | tail -1; } >"$out/machine.txt" 2>&1
+  rm -rf "$work" && mkdir -p "$work"
+  cp -r "$root/examples/$family" "$work/src"
+  python3 - "$work/src/family.json" "$rounds" "$repeat" <<'PY'
+import json, sys
+path, rounds, repeat = sys.argv[1:4]
+spec = json.load(open(path))
+if rounds: spec["bench"]["rounds"] = int(rounds)
+if repeat: spec["bench"]["repeat"] = int(repeat)
+json.dump(spec, open(path, "w"), indent=2)
+print("bench:", spec["bench"])
+PY
+  mkdir -p "$work/src/candidates/90"
+  echo '{"id": "90", "base": "00", "hypothesis": "A/A: the baseline plus one comment line", "target": "global"}' \
+    >"$work/src/candidates/90/candidate.json"
+  { cat "$work/src/gemm_kernel.cuh"; echo "// A/A: this comment changes the content hash, not the code"; } \
+    >"$work/src/candidates/90/gemm_kernel.cuh"
+  cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 ||
+    { tail -30 "$out/configure.log"; return 1; }
+  cmake --build "$work/build" --target candidate_00 candidate_90 -j "$(nproc)" >"$out/build.log" 2>&1 ||
+    { tail -30 "$out/build.log"; return 1; }
+}
