@@ -1,0 +1,61 @@
+// The host_spin harness: one config is a spin of `us` microseconds; its output is one float (1
+// once the spin ran). Everything else comes from kopt's harness library.
+#include "kopt_manifest.h"
+
+#include <kopt/harness/harness.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace kh = kopt::harness;
+
+class SpinProblem final : public kh::Problem {
+public:
+  SpinProblem(const kh::Config &config, const kopt_generated::KernelEntry &kernel)
+      : kernel_(kernel) {
+    args_.us = config.get_int("us");
+    if (args_.us <= 0) {
+      throw kh::Error(config.where() + ": us must be positive");
+    }
+    args_.out = &out_;
+  }
+
+  void fill_inputs(kh::Rng &) override {}
+  void poison_output() override { out_ = 0.0f; }
+  void run() override { kernel_.fn(args_); }
+  std::vector<float> output() override { return {out_}; }
+
+private:
+  const kopt_generated::KernelEntry &kernel_;
+  SpinArgs args_{};
+  float out_ = 0.0f;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  kh::FamilySpec spec;
+  spec.impl = "spin"; // family.json's "impl"
+  spec.candidate_id = kopt_generated::candidate_id();
+  spec.candidate_hash = kopt_generated::candidate_hash();
+  for (std::size_t i = 0; i < kopt_generated::kernel_count(); ++i) {
+    spec.kernels.emplace_back(kopt_generated::kernel_at(i).name);
+  }
+  spec.dispatch = [](const kh::Config &config) {
+    const std::int64_t dims[] = {config.get_int("us")};
+    return std::string(kopt_generated::dispatch(dims).name);
+  };
+  spec.make_problem = [](const kh::Config &config, const std::string &name) {
+    const kopt_generated::KernelEntry *kernel = kopt_generated::find_kernel(name.c_str());
+    if (!kernel) {
+      throw kh::Error("kernel " + name + " is not compiled in this candidate");
+    }
+    return std::make_unique<SpinProblem>(config, *kernel);
+  };
+  spec.warmup = 2; // family.json's bench values, for runs by hand; kopt bench passes its own
+  spec.repeat = 9;
+  return kh::run_main(argc, argv, spec);
+}
