@@ -4,6 +4,7 @@
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -95,6 +96,7 @@ Handler setup_analyze(CLI::App &app) {
     util::CsvTable configs = util::read_csv(family.configs);
     std::vector<std::string> classes;
     std::vector<size_t> chosen = representatives(family, configs, classes);
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     fs::path dir = loaded.layout.results_dir(id) / "analyze";
     fs::create_directories(dir);
 

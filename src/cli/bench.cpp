@@ -3,6 +3,8 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/interrupt.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -121,6 +123,9 @@ Handler setup_bench(CLI::App &app) {
                   << best.id << "\n";
       return 0;
     }
+    // One bench of a candidate at a time, and no decide or check reading its results between
+    // the two measurement files it writes.
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     util::RealProcessRunner runner;
     std::string golden = profile::ensure_golden(
         loaded.family, loaded.layout, baseline,
@@ -136,20 +141,28 @@ Handler setup_bench(CLI::App &app) {
     }
     profile::Measurement m;
     std::optional<profile::Measurement> best_side;
+    // An earlier measurement is of other code, or beside another BEST: an interrupted or
+    // failed run must not leave it to be decided on.
     std::filesystem::remove(loaded.layout.paired_best(id));
-    if (id == best.id) {
-      m = profile::run_harness(loaded.family, loaded.layout, id, profile::HarnessMode::benchmark,
-                               runner, *setup);
-    } else {
-      int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
-      std::ostream &progress = context.json ? context.err : context.out;
-      progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
-               << " rounds\n";
-      profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
-                                                           id, rounds, runner, *setup, progress);
-      m = std::move(side.candidate);
-      best_side = std::move(side.best);
-      profile::write_measurement(loaded.layout.paired_best(id), *best_side);
+    std::filesystem::remove(loaded.layout.measurement(id));
+    try {
+      if (id == best.id) {
+        m = profile::run_harness(loaded.family, loaded.layout, id, profile::HarnessMode::benchmark,
+                                 runner, *setup);
+      } else {
+        int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
+        std::ostream &progress = context.json ? context.err : context.out;
+        progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
+                 << " rounds\n";
+        profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
+                                                             id, rounds, runner, *setup, progress);
+        m = std::move(side.candidate);
+        best_side = std::move(side.best);
+        profile::write_measurement(loaded.layout.paired_best(id), *best_side);
+      }
+    } catch (const util::Interrupted &e) {
+      throw util::Interrupted(e.signal(), "bench of candidate " + id +
+                                              ": no measurement written (" + e.what() + ")");
     }
     profile::write_measurement(loaded.layout.measurement(id), m);
 

@@ -6,6 +6,7 @@
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
 #include "util/text.hpp"
@@ -322,6 +323,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup) {
+  util::FileLock lock(layout.lock("golden")); // the first of several benches makes it
   if (fs::exists(layout.golden()) && fs::exists(layout.golden_info())) {
     nlohmann::json info = util::read_json(layout.golden_info());
     if (info.value("baseline_hash", "") == baseline_hash &&
