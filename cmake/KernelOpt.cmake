@@ -203,9 +203,13 @@ function(kopt_add_family name)
   if(NOT DEFINED KOPT_${name}_CANDIDATES)
     message(FATAL_ERROR "kopt_add_family(${name}): ${spec} names another family")
   endif()
-  # A new candidate, or a new file in one, changes what is generated: re-configure then.
+  # A new candidate, or a new file in one, changes what is generated: re-configure then. So does
+  # an edit of what shapes the targets: a candidate.json (its base), family.json, the configs,
+  # templates, instance overrides, the tuned table and heuristic. A malformed one then fails
+  # the configure step, before anything compiles.
   file(GLOB_RECURSE candidate_files CONFIGURE_DEPENDS "${KOPT_${name}_CANDIDATES_DIR}/*")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec}
+                                                                 ${KOPT_${name}_CONFIGURE_DEPENDS})
 
   set(base_dir "${KOPT_CCACHE_BASE_DIR}")
   if(NOT base_dir)
