@@ -48,6 +48,44 @@ for t in tuned:
     assert float(t["us"]) == min(mine), (t, mine)
 PY
 
+echo "--- the candidate's kernel edited after the tune: every row of it is measured again"
+echo "// an edit after the tune" >>"$family_src/gemm_kernel.hpp"
+"$KOPT" tune --json "${fam[@]}" --build-dir "$b" --kernels "$kernels" --repeat 3 --warmup 0 \
+  >"$WORK/tune3.json" 2>"$WORK/tune3.log" || { cat "$WORK/tune3.log"; fail "tune 3"; }
+python3 - "$WORK/tune2.json" "$WORK/tune3.json" "$full" "$configs" <<'PY' || fail "re-measure after an edit"
+import csv, json, sys
+before, after = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+n = int(sys.argv[4])
+assert after["hash"] != before["hash"], after
+assert after["reused"] == 0 and after["measured"] == 4 * n and after["remeasured"] == 4 * n, after
+reason = f"measured with content hash {before['hash'][:8]}, the candidate's is now {after['hash'][:8]}"
+assert after["stale"] == [{"reason": reason, "rows": 4 * n}], after["stale"]
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(rows) == 4 * n and all(r["hash"] == after["hash"] for r in rows), rows[0]
+PY
+"$KOPT" tune "${fam[@]}" --kernels "$kernels" --repeat 3 --warmup 0 >"$WORK/tune4.log" 2>&1 ||
+  { cat "$WORK/tune4.log"; fail "tune 4"; }
+grep -q "measured 0 rows, reused $((4 * configs)) from" "$WORK/tune4.log" || { cat "$WORK/tune4.log"; fail "tune 4 re-measured"; }
+
+echo "--- rows of another device are not mixed into one tuned table"
+cp "$full" "$WORK/full.csv.orig"
+python3 - "$full" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["kernel"] == "gemm_64x64x64":
+        r["device"], r["compute_units"] = "Another CPU", "96"
+w = csv.DictWriter(open(sys.argv[1], "w"), fieldnames=list(rows[0].keys()), lineterminator="\n")
+w.writeheader()
+w.writerows(rows)
+PY
+if "$KOPT" tune "${fam[@]}" --kernels gemm_16x64x64 --repeat 3 --warmup 0 >"$WORK/tune5.log" 2>&1; then
+  fail "a tuned table of two devices was written"
+fi
+grep -q "full.csv: rows measured on two devices: '.*' (host, [0-9]* compute units) (line 2) and 'Another CPU' (host, 96 compute units)" \
+  "$WORK/tune5.log" || { cat "$WORK/tune5.log"; fail "the refusal does not name both devices"; }
+cp "$WORK/full.csv.orig" "$full"
+
 echo "--- fit, eval (also with a holdout), malformed input"
 "$KOPT" heuristic fit --results "$full" --out "$WORK/heuristic.json" --max-arms 3 >"$WORK/fit.log" ||
   { cat "$WORK/fit.log"; fail "fit"; }
