@@ -2,7 +2,8 @@
 # once, 20 times, with the real kopt, cmake, ninja and harness on a small host family. Each trial
 # starts from the same ledger (the baseline); every record must land: the regression counter
 # ends at 8 (which stops the ledger), attempts.jsonl counts 1..8 once each, and performance.md's
-# Stop Summary says what state.json says.
+# Stop Summary says what state.json says. Then a candidate identical to BEST is neither measured
+# nor counted.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -107,4 +108,27 @@ m = json.load(open(measurement))
 assert m["status"] == "ok" and m["paired_best"] == "00", m
 EOF
 done
+
+echo "--- a candidate identical to BEST: not measured, nothing recorded, the counter unchanged"
+cp "$WORK/start"/* "$ledger/"
+"$KOPT" record "${fam[@]}" --candidate 10 >/dev/null || fail "record 10"
+mkdir "$family_src/candidates/21"
+echo '{"id": "21", "base": "00", "hypothesis": "BEST again", "target": "global"}' \
+  >"$family_src/candidates/21/candidate.json"
+cp "$ledger/state.json" "$WORK/state-before.json"
+cp "$ledger/attempts.jsonl" "$WORK/attempts-before.jsonl"
+"$KOPT" bench "${fam[@]}" --candidate 21 --build-dir "$b" >"$WORK/bench21.log" 2>&1 ||
+  { cat "$WORK/bench21.log"; fail "bench 21"; }
+grep -q "candidate 21 is identical to BEST 00 (hash [0-9a-f]*): nothing to measure" "$WORK/bench21.log" ||
+  { cat "$WORK/bench21.log"; fail "bench 21's answer"; }
+[ ! -f "$state/results/21/measurement.json" ] || fail "21 was measured"
+"$KOPT" decide "${fam[@]}" --candidate 21 >"$WORK/decide21.log" || true
+grep -q "identical to BEST 00 (hash [0-9a-f]*): not measured as a change, not counted" "$WORK/decide21.log" ||
+  { cat "$WORK/decide21.log"; fail "decide 21's answer"; }
+"$KOPT" record "${fam[@]}" --candidate 21 >"$WORK/record21.log" || { cat "$WORK/record21.log"; fail "record 21"; }
+grep -q "candidate 21 is identical to BEST 00: nothing recorded, regression counter unchanged" \
+  "$WORK/record21.log" || { cat "$WORK/record21.log"; fail "record 21's answer"; }
+cmp -s "$ledger/state.json" "$WORK/state-before.json" || fail "recording 21 changed state.json"
+cmp -s "$ledger/attempts.jsonl" "$WORK/attempts-before.jsonl" || fail "recording 21 added an attempt"
+grep -q '"consecutive_regressions": 1' "$ledger/state.json" || fail "the counter is not 10's 1"
 echo "PASS"
