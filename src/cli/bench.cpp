@@ -33,23 +33,33 @@ struct BenchOptions {
   bool allow_failed = false;
 };
 
-// A measurement can be reused when it is of the same sources (and, side by side, of the same
-// BEST) and newer than the binaries.
-bool measurement_is_fresh(const LoadedFamily &loaded, const std::string &id, const Best &best) {
+// Why an existing measurement of `id` cannot be reused, or "" when it can: it must be of the
+// same sources measured under the same conditions (and, side by side, beside the same BEST), and
+// newer than the binaries.
+std::string why_measure_again(const LoadedFamily &loaded, const std::string &id, const Best &best,
+                              const profile::RunSetup &setup) {
   namespace fs = std::filesystem;
   fs::path file = loaded.layout.measurement(id);
   if (!fs::exists(file)) {
-    return false;
+    return "no measurement yet";
   }
   for (const std::string &who : {id, best.id}) {
     fs::path harness = loaded.layout.harness(who);
     if (!fs::exists(harness) || fs::last_write_time(file) < fs::last_write_time(harness)) {
-      return false;
+      return "candidate_" + who + " was built after the measurement";
     }
   }
   profile::Measurement m = profile::read_measurement(file);
-  bool paired_ok = id == best.id || (m.paired_best == best.id && m.paired_best_hash == best.hash);
-  return m.ok() && paired_ok && m.hash == loaded.candidates.content_hash(loaded.family, id);
+  if (!m.ok()) {
+    return "the measurement failed";
+  }
+  if (id != best.id && (m.paired_best != best.id || m.paired_best_hash != best.hash)) {
+    return "measured beside BEST " + m.paired_best + ", BEST is now " + best.id;
+  }
+  return profile::stale_reason(
+      profile::conditions_of(m),
+      profile::benchmark_conditions(loaded.family, setup,
+                                    loaded.candidates.content_hash(loaded.family, id)));
 }
 
 // Per-class geomean of the keep metric, for the summary a user reads after a bench.
@@ -134,10 +144,15 @@ Handler setup_bench(CLI::App &app) {
       context.out << golden << "\n";
       return 0;
     }
-    if (options->reuse && measurement_is_fresh(loaded, id, best)) {
-      context.out << "candidate " << id << ": measurement up to date ("
-                  << loaded.layout.measurement(id).string() << ")\n";
-      return 0;
+    if (options->reuse) {
+      std::string why = why_measure_again(loaded, id, best, *setup);
+      if (why.empty()) {
+        context.out << "candidate " << id << ": measurement up to date ("
+                    << loaded.layout.measurement(id).string() << ")\n";
+        return 0;
+      }
+      (context.json ? context.err : context.out)
+          << "candidate " << id << ": measuring again: " << why << "\n";
     }
     profile::Measurement m;
     std::optional<profile::Measurement> best_side;

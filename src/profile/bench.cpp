@@ -128,6 +128,20 @@ std::string host_cpu_model() {
   return "unknown CPU";
 }
 
+Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
+                                const std::string &hash) {
+  bool host = family.backend == "host";
+  Source profiler = host ? Source::chrono : Source::events;
+  if (family.backend == "cuda" && !util::find_program("ncu").empty()) {
+    profiler = Source::ncu;
+  } else if (family.backend == "hip" && !util::find_program("rocprofv3").empty()) {
+    profiler = Source::rocprofv3;
+  }
+  return {hash,          host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device),
+          setup.driver,  to_string(profiler),
+          family.warmup, family.repeat};
+}
+
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
                         const RunSetup &setup, const fs::path &results_dir) {

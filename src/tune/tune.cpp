@@ -33,10 +33,6 @@ std::string format_us(double us) {
   return text;
 }
 
-std::string short_hash(const std::string &hash) {
-  return hash.empty() ? "(none)" : hash.substr(0, 8);
-}
-
 std::string quoted(const std::string &text) { return text.empty() ? "(none)" : "'" + text + "'"; }
 
 // full.csv's header for a configs file's columns.
@@ -48,7 +44,7 @@ std::vector<std::string> full_header(const std::vector<std::string> &config_colu
 }
 
 // The origin of row `i` of a full.csv in the current format.
-RowOrigin origin_of(const util::CsvTable &table, size_t i) {
+profile::Conditions origin_of(const util::CsvTable &table, size_t i) {
   const auto &row = table.rows[i];
   auto field = [&](const char *name) {
     return std::string(util::trim(row[static_cast<size_t>(table.column(name))]));
@@ -88,7 +84,7 @@ FullRows read_full(const fs::path &file, const std::vector<std::string> &config_
 }
 
 std::string origin_line(const std::vector<std::string> &values, const std::string &kernel,
-                        const profile::HarnessRow &row, const RowOrigin &origin,
+                        const profile::HarnessRow &row, const profile::Conditions &origin,
                         const profile::HarnessDevice &device) {
   std::vector<std::string> fields = values;
   fields.insert(fields.end(),
@@ -100,31 +96,6 @@ std::string origin_line(const std::vector<std::string> &values, const std::strin
 }
 
 } // namespace
-
-std::string stale_reason(const RowOrigin &row, const RowOrigin &now) {
-  if (row.hash.empty()) {
-    return "no record of what measured them (full.csv from an older kopt)";
-  }
-  if (row.hash != now.hash) {
-    return "measured with content hash " + short_hash(row.hash) + ", the candidate's is now " +
-           short_hash(now.hash);
-  }
-  if (row.device != now.device) {
-    return "measured on " + quoted(row.device) + ", this run is on " + quoted(now.device);
-  }
-  if (row.driver != now.driver) {
-    return "measured with driver " + quoted(row.driver) + ", now " + quoted(now.driver);
-  }
-  if (row.profiler != now.profiler) {
-    return "timed by " + quoted(row.profiler) + ", this run by " + quoted(now.profiler);
-  }
-  if (row.warmup != now.warmup || row.repeat != now.repeat) {
-    return "measured with warmup " + std::to_string(row.warmup) + " and repeat " +
-           std::to_string(row.repeat) + ", this run uses " + std::to_string(now.warmup) + " and " +
-           std::to_string(now.repeat);
-  }
-  return "";
-}
 
 fs::path tune_dir(const spec::Layout &layout, const std::string &id) {
   return layout.root / "tune" / id;
@@ -167,9 +138,9 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   bool host = family.backend == "host";
   int warmup = options.warmup >= 0 ? options.warmup : family.warmup;
   int repeat = options.repeat >= 0 ? options.repeat : family.repeat;
-  RowOrigin now{options.hash, host ? profile::host_cpu_model() : setup.device,
-                setup.driver, host ? "chrono" : "events",
-                warmup,       repeat};
+  profile::Conditions now{options.hash, host ? profile::host_cpu_model() : setup.device,
+                          setup.driver, host ? "chrono" : "events",
+                          warmup,       repeat};
 
   // Rows of the tuned kernels measured otherwise than this run would are dropped first, so that
   // full.csv never holds two measurements of one kernel on one shape.
@@ -183,7 +154,7 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
     for (size_t i = 0; i < full.table.rows.size(); ++i) {
       const auto &row = full.table.rows[i];
       std::string kernel(util::trim(row[columns]));
-      std::string reason = stale_reason(origin_of(full.table, i), now);
+      std::string reason = profile::stale_reason(origin_of(full.table, i), now);
       if (tuned_kernels.count(kernel) && !reason.empty()) {
         ++report.stale[reason];
         continue;

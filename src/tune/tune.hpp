@@ -29,26 +29,10 @@ struct TuneOptions {
   double ties = 0;                  ///< the tuned choice's slack (heuristic::resolve_ties)
 };
 
-/// What a row of full.csv was measured with. A row is reused only when every field matches
-/// the run's: other code, another device or driver, another timer or other run counts give
-/// other times.
-struct RowOrigin {
-  std::string hash;     ///< the content hash the harness printed
-  std::string device;   ///< the device's name: the GPU model, or the CPU model on host
-  std::string driver;   ///< the GPU driver's version, "" on host
-  std::string profiler; ///< what timed the rows: "chrono" (host) or "events" (GPU)
-  int warmup = 0;
-  int repeat = 0;
-};
-
-/// The columns full.csv holds after the config columns and heuristic::kResultColumns: the row's
-/// RowOrigin and the device's architecture and compute units (from the harness).
+/// The columns full.csv holds after the config columns and heuristic::kResultColumns: the
+/// row's profile::Conditions and the device's architecture and compute units (from the harness).
 inline const std::vector<std::string> kOriginColumns = {
     "hash", "device", "arch", "compute_units", "driver", "profiler", "warmup", "repeat"};
-
-/// Returns why a row measured under `row` cannot stand for a measurement under `now` (the
-/// first field that differs, both values named), or "" when it can.
-std::string stale_reason(const RowOrigin &row, const RowOrigin &now);
 
 /// What a tune run did.
 struct TuneReport {
@@ -67,11 +51,11 @@ struct TuneReport {
 std::filesystem::path tune_dir(const spec::Layout &layout, const std::string &id);
 
 /// Runs the candidate's harness once per instance and chunk of configs (--kernel NAME
-/// --benchmark), appending every measured row to full.csv, with its RowOrigin, as soon as its
-/// run ends, all under the tune folder's lock. Rows of the tuned instances that are already
-/// there are reused only when stale_reason finds nothing: the others are dropped from full.csv
-/// and measured again (TuneReport::stale says why), so a killed run resumes where it stopped and
-/// an edited candidate is measured afresh. A harness that prints another hash than
+/// --benchmark), appending every measured row to full.csv, with its profile::Conditions, as soon
+/// as its run ends, all under the tune folder's lock. Rows of the tuned instances that are
+/// already there are reused only when profile::stale_reason finds nothing: the others are dropped
+/// from full.csv and measured again (TuneReport::stale says why), so a killed run resumes where it
+/// stopped and an edited candidate is measured afresh. A harness that prints another hash than
 /// options.hash is a stale binary: an error. The golden is compared only when the configs are
 /// the family's own. A harness run that fails is reported and skipped (its rows stay missing,
 /// so the next run retries them). Then writes tuned.csv (tuned_table) for the device of the
