@@ -101,9 +101,6 @@ std::map<std::string, SourceOrigin> read_source_origins(const fs::path &dir) {
 
 std::string rewrite_diagnostics(const std::string &text, const fs::path &dir,
                                 const std::map<std::string, SourceOrigin> &origins) {
-  if (origins.empty()) {
-    return text;
-  }
   std::string out;
   size_t copied = 0; // text before this is in `out`
   for (size_t colon = text.find(':'); colon != std::string::npos;
@@ -116,12 +113,17 @@ std::string rewrite_diagnostics(const std::string &text, const fs::path &dir,
       continue;
     }
     fs::path path(text.substr(start, colon - start));
-    std::string key = (path.is_absolute() ? path : dir / path)
-                          .lexically_normal()
-                          .lexically_relative(dir)
-                          .string();
-    auto it = origins.find(key);
+    fs::path full = (path.is_absolute() ? path : dir / path).lexically_normal();
+    auto it = origins.find(full.lexically_relative(dir).string());
     if (it == origins.end()) {
+      // Another file named relative to the candidate's folder, where the compile ran: the
+      // user reads the message elsewhere, so it is named whole.
+      std::error_code ec;
+      if (!path.is_absolute() && path.string().find('/') != std::string::npos &&
+          fs::is_regular_file(full, ec)) {
+        out += text.substr(copied, start - copied) + full.string();
+        copied = colon;
+      }
       continue;
     }
     const SourceOrigin &origin = it->second;

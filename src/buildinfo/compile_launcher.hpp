@@ -35,7 +35,8 @@ std::map<std::string, SourceOrigin> read_source_origins(const std::filesystem::p
 
 /// Rewrites compiler output so that it names the user's files: every `path:line` (or `path:`)
 /// whose path, relative to `dir` or absolute, is a generated copy in `origins` becomes the
-/// origin's file and line. Lines of a TU that no template line made stay as they are.
+/// origin's file and line. Lines of a TU that no template line made stay as they are. Another
+/// existing file named by a relative path (`../../src/fam/harness.cpp`) is named absolute.
 std::string rewrite_diagnostics(const std::string &text, const std::filesystem::path &dir,
                                 const std::map<std::string, SourceOrigin> &origins);
 

@@ -106,6 +106,21 @@ TEST_CASE("diagnostics: generated copies are named by the user's file and line")
   CHECK(bi::rewrite_diagnostics(gcc, "/b/gen/09", {}) == gcc);
 }
 
+TEST_CASE("diagnostics: other files named relative to the candidate's folder are named whole") {
+  kopt::test::TempDir tmp;
+  auto harness = tmp.write("src/fam/harness.cpp", "");
+  std::filesystem::create_directories(tmp.path() / "b/gen/09");
+  std::string gcc = "In file included from ./kopt_manifest.h:10,\n"
+                    "                 from ../../../src/fam/harness.cpp:3:\n"
+                    "../../../src/fam/missing.cpp:3: note: no such file, left alone\n";
+  CHECK(bi::rewrite_diagnostics(gcc, tmp.path() / "b/gen/09", {}) ==
+        "In file included from ./kopt_manifest.h:10,\n"
+        "                 from " +
+            harness.string() +
+            ":3:\n"
+            "../../../src/fam/missing.cpp:3: note: no such file, left alone\n");
+}
+
 TEST_CASE("source origins come from the candidate folder's manifest.json") {
   kopt::test::TempDir tmp;
   CHECK(bi::read_source_origins(tmp.path()).empty());
