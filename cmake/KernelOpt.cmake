@@ -203,9 +203,13 @@ function(kopt_add_family name)
   if(NOT DEFINED KOPT_${name}_CANDIDATES)
     message(FATAL_ERROR "kopt_add_family(${name}): ${spec} names another family")
   endif()
-  # A new candidate, or a new file in one, changes what is generated: re-configure then.
+  # A new candidate, or a new file in one, changes what is generated: re-configure then. So does
+  # an edit of what shapes the targets: a candidate.json (its base), family.json, the configs,
+  # templates, instance overrides, the tuned table and heuristic. A malformed one then fails
+  # the configure step, before anything compiles.
   file(GLOB_RECURSE candidate_files CONFIGURE_DEPENDS "${KOPT_${name}_CANDIDATES_DIR}/*")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec}
+                                                                 ${KOPT_${name}_CONFIGURE_DEPENDS})
 
   set(base_dir "${KOPT_CCACHE_BASE_DIR}")
   if(NOT base_dir)
@@ -296,18 +300,21 @@ function(kopt_add_family name)
     if(backend STREQUAL "hip")
       _kopt_hip_target(${name} ${target} "${KOPT_${name}_HARNESS};${KOPT_${name}_${id}_SOURCES}")
     endif()
+    # Compiling from the candidate's own folder makes the relative paths ccache hashes the
+    # same for every candidate folder of the same content; the launcher also rewrites the
+    # compiler's messages to name the user's files instead of the generated copies.
+    set(launcher "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir}")
     if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
-      # Compiling from the candidate's own folder makes the relative paths ccache hashes the
-      # same for every candidate folder of the same content.
-      set(launcher "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir}")
       if(remote)
         list(APPEND launcher --remote-storage "${remote}")
       endif()
       list(APPEND launcher -- ${KOPT_CCACHE_PROGRAM})
-      set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
-                                                 CUDA_COMPILER_LAUNCHER "${launcher}"
-                                                 HIP_COMPILER_LAUNCHER "${launcher}")
+    else()
+      list(APPEND launcher --)
     endif()
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
+                                               CUDA_COMPILER_LAUNCHER "${launcher}"
+                                               HIP_COMPILER_LAUNCHER "${launcher}")
 
     add_custom_target(${target}_bench
       # Over the family's compile_budget_s, the bench fails naming the slowest TUs.

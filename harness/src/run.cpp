@@ -94,6 +94,11 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     timer = std::make_unique<ChronoTimer>();
   }
   log << "harness: timed by " << timer->name() << "\n";
+  const DeviceIdentity device = timer->device();
+  if (!device.arch.empty()) {
+    // A protocol line like kopt-candidate's: kopt reads it from stdout.
+    std::cout << "kopt-device: " << device.arch << " " << device.compute_units << std::endl;
+  }
   // The output is read back only for the golden, to compare or to write: for a large GEMM the
   // copy to the host is hundreds of MB per config, and a tuning run without a golden has no use
   // for it. Poisoning serves only a read output, so it goes with it.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace kopt::harness {
 
@@ -14,6 +15,10 @@ double ChronoTimer::time_run(Problem &problem) {
   problem.sync();
   auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::micro>(stop - start).count();
+}
+
+DeviceIdentity ChronoTimer::device() const {
+  return {"host", static_cast<int>(std::thread::hardware_concurrency())};
 }
 
 double median(std::vector<double> values) {

@@ -3,7 +3,9 @@
 #include "buildinfo/remote_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 
+#include <cctype>
 #include <iostream>
 
 namespace kopt::buildinfo {
@@ -68,7 +70,83 @@ std::string escape_dep(const std::string &path) {
   return out;
 }
 
+// Characters of a path in compiler output: it ends at blanks, quotes, brackets, commas, colons.
+bool path_char(char c) {
+  return !std::isspace(static_cast<unsigned char>(c)) && c != ':' && c != '\'' && c != '"' &&
+         c != '(' && c != ')' && c != ',';
+}
+
 } // namespace
+
+std::map<std::string, SourceOrigin> read_source_origins(const fs::path &dir) {
+  std::map<std::string, SourceOrigin> origins;
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "manifest.json", ec)) {
+    return origins;
+  }
+  try {
+    nlohmann::json manifest = util::read_json(dir / "manifest.json");
+    if (!manifest.contains("sources") || !manifest["sources"].is_object()) {
+      return origins;
+    }
+    for (const auto &[generated, origin] : manifest["sources"].items()) {
+      origins[generated] = {origin.at("file").get<std::string>(), origin.value("first_line", 0),
+                            origin.value("last_line", 0), origin.value("line_offset", 0)};
+    }
+  } catch (const std::exception &) {
+    return {}; // a map that cannot be read costs the user's paths, never the compile
+  }
+  return origins;
+}
+
+std::string rewrite_diagnostics(const std::string &text, const fs::path &dir,
+                                const std::map<std::string, SourceOrigin> &origins) {
+  std::string out;
+  size_t copied = 0; // text before this is in `out`
+  for (size_t colon = text.find(':'); colon != std::string::npos;
+       colon = text.find(':', colon + 1)) {
+    size_t start = colon;
+    while (start > copied && path_char(text[start - 1])) {
+      --start;
+    }
+    if (start == colon) {
+      continue;
+    }
+    fs::path path(text.substr(start, colon - start));
+    fs::path full = (path.is_absolute() ? path : dir / path).lexically_normal();
+    auto it = origins.find(full.lexically_relative(dir).string());
+    if (it == origins.end()) {
+      // Another file named relative to the candidate's folder, where the compile ran: the
+      // user reads the message elsewhere, so it is named whole.
+      std::error_code ec;
+      if (!path.is_absolute() && path.string().find('/') != std::string::npos &&
+          fs::is_regular_file(full, ec)) {
+        out += text.substr(copied, start - copied) + full.string();
+        copied = colon;
+      }
+      continue;
+    }
+    const SourceOrigin &origin = it->second;
+    size_t digits = colon + 1;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) {
+      ++digits;
+    }
+    std::string replacement = origin.file.string();
+    size_t end = colon;
+    if (digits > colon + 1) {
+      int line = std::stoi(text.substr(colon + 1, digits - colon - 1));
+      if (origin.last_line > 0 && (line < origin.first_line || line > origin.last_line)) {
+        continue; // a line kopt added around the template's
+      }
+      replacement += ":" + std::to_string(line + origin.line_offset);
+      end = digits;
+    }
+    out += text.substr(copied, start - copied) + replacement;
+    copied = end;
+    colon = end - 1;
+  }
+  return out + text.substr(copied);
+}
 
 std::vector<std::string> rewrite_compile_args(const std::vector<std::string> &args,
                                               const fs::path &build_dir) {
@@ -142,8 +220,10 @@ int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
     }
   }
   util::ProcessResult result = runner.run(command);
-  std::cout << result.out << std::flush;
-  std::cerr << result.err << std::flush;
+  // The compiler names the generated copies it compiled; the user edits the files they came from.
+  std::map<std::string, SourceOrigin> origins = read_source_origins(cwd);
+  std::cout << rewrite_diagnostics(result.out, cwd, origins) << std::flush;
+  std::cerr << rewrite_diagnostics(result.err, cwd, origins) << std::flush;
   if (!result.started) {
     return 127;
   }

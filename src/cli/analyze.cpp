@@ -1,9 +1,12 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
+#include "profile/harness_csv.hpp"
 #include "profile/ncu_details.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -95,11 +98,13 @@ Handler setup_analyze(CLI::App &app) {
     util::CsvTable configs = util::read_csv(family.configs);
     std::vector<std::string> classes;
     std::vector<size_t> chosen = representatives(family, configs, classes);
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     fs::path dir = loaded.layout.results_dir(id) / "analyze";
     fs::create_directories(dir);
 
     std::string text;
     std::string source = options->ncu_output;
+    nlohmann::json measured = nullptr; // what the profiled run was: none for a saved output
     if (!options->ncu_output.empty()) {
       text = util::read_file(options->ncu_output);
     } else {
@@ -134,6 +139,16 @@ Handler setup_analyze(CLI::App &app) {
         context.err << "kopt: ncu " << result.describe(command.timeout_s) << "\n" << result.err;
         return 1;
       }
+      std::string expected = loaded.candidates.content_hash(family, id);
+      std::string printed = profile::harness_hash(result.out);
+      if (printed != expected) {
+        throw Error(harness.string() + " printed hash '" + printed + "', but candidate " + id +
+                    "'s sources hash to " + expected +
+                    ": the binary is stale (build target candidate_" + id + " first)");
+      }
+      profile::Conditions c{printed, setup->device, setup->driver, "ncu", 0, 1};
+      measured = {{"hash", c.hash},         {"device", c.device}, {"driver", c.driver},
+                  {"profiler", c.profiler}, {"warmup", c.warmup}, {"repeat", c.repeat}};
       text = result.out;
     }
 
@@ -187,18 +202,20 @@ Handler setup_analyze(CLI::App &app) {
     std::string headline =
         "top limiter: " + top + " (longest class " + (*longest)["class"].get<std::string>() + "; " +
         std::to_string(limiter_votes[top]) + " of " + std::to_string(rows.size()) + " classes)";
+    nlohmann::json answer{{"candidate", id},      {"kernel", hottest}, {"top_limiter", top},
+                          {"ncu_output", source}, {"classes", rows},   {"measured", measured}};
+    util::write_json_atomic(dir / "analyze.json", answer);
     if (context.json) {
-      context.out << nlohmann::json{{"candidate", id},
-                                    {"kernel", hottest},
-                                    {"top_limiter", top},
-                                    {"ncu_output", source},
-                                    {"classes", rows}}
-                         .dump(2)
-                  << "\n";
+      context.out << answer.dump(2) << "\n";
     } else {
       context.out << "candidate " << id << ", hottest kernel " << hottest << "\n"
                   << headline << "\n"
                   << report;
+      if (!measured.is_null()) {
+        context.out << "measured: hash " << measured["hash"].get<std::string>().substr(0, 8)
+                    << " on " << measured["device"].get<std::string>() << " (driver "
+                    << measured["driver"].get<std::string>() << "), ncu, warmup 0, repeat 1\n";
+      }
     }
     return 0;
   };

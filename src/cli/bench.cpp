@@ -3,6 +3,8 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/interrupt.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -31,23 +33,33 @@ struct BenchOptions {
   bool allow_failed = false;
 };
 
-// A measurement can be reused when it is of the same sources (and, side by side, of the same
-// BEST) and newer than the binaries.
-bool measurement_is_fresh(const LoadedFamily &loaded, const std::string &id, const Best &best) {
+// Why an existing measurement of `id` cannot be reused, or "" when it can: it must be of the
+// same sources measured under the same conditions (and, side by side, beside the same BEST), and
+// newer than the binaries.
+std::string why_measure_again(const LoadedFamily &loaded, const std::string &id, const Best &best,
+                              const profile::RunSetup &setup) {
   namespace fs = std::filesystem;
   fs::path file = loaded.layout.measurement(id);
   if (!fs::exists(file)) {
-    return false;
+    return "no measurement yet";
   }
   for (const std::string &who : {id, best.id}) {
     fs::path harness = loaded.layout.harness(who);
     if (!fs::exists(harness) || fs::last_write_time(file) < fs::last_write_time(harness)) {
-      return false;
+      return "candidate_" + who + " was built after the measurement";
     }
   }
   profile::Measurement m = profile::read_measurement(file);
-  bool paired_ok = id == best.id || (m.paired_best == best.id && m.paired_best_hash == best.hash);
-  return m.ok() && paired_ok && m.hash == loaded.candidates.content_hash(loaded.family, id);
+  if (!m.ok()) {
+    return "the measurement failed";
+  }
+  if (id != best.id && (m.paired_best != best.id || m.paired_best_hash != best.hash)) {
+    return "measured beside BEST " + m.paired_best + ", BEST is now " + best.id;
+  }
+  return profile::stale_reason(
+      profile::conditions_of(m),
+      profile::benchmark_conditions(loaded.family, setup,
+                                    loaded.candidates.content_hash(loaded.family, id)));
 }
 
 // Per-class geomean of the keep metric, for the summary a user reads after a bench.
@@ -127,16 +139,14 @@ Handler setup_bench(CLI::App &app) {
       context.out << "golden up to date (from candidate " << baseline << ")\n";
       return 0;
     }
-    if (options->reuse && measurement_is_fresh(loaded, id, best)) {
-      context.out << "candidate " << id << ": measurement up to date ("
-                  << loaded.layout.measurement(id).string() << ")\n";
-      return 0;
-    }
     std::optional<profile::RunSetup> setup =
         prepare_run(loaded, options->build_dir, targets, options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
     }
+    // One bench of a candidate at a time, and no decide or check reading its results between
+    // the two measurement files it writes.
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     util::RealProcessRunner runner;
     std::string golden = profile::ensure_golden(loaded.family, loaded.layout, baseline,
                                                 baseline_hash, runner, *setup);
@@ -144,22 +154,40 @@ Handler setup_bench(CLI::App &app) {
       context.out << golden << "\n";
       return 0;
     }
+    if (options->reuse) {
+      std::string why = why_measure_again(loaded, id, best, *setup);
+      if (why.empty()) {
+        context.out << "candidate " << id << ": measurement up to date ("
+                    << loaded.layout.measurement(id).string() << ")\n";
+        return 0;
+      }
+      (context.json ? context.err : context.out)
+          << "candidate " << id << ": measuring again: " << why << "\n";
+    }
     profile::Measurement m;
     std::optional<profile::Measurement> best_side;
+    // An earlier measurement is of other code, or beside another BEST: an interrupted or
+    // failed run must not leave it to be decided on.
     std::filesystem::remove(loaded.layout.paired_best(id));
-    if (id == best.id) {
-      m = profile::run_harness(loaded.family, loaded.layout, id, profile::HarnessMode::benchmark,
-                               runner, *setup);
-    } else {
-      int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
-      std::ostream &progress = context.json ? context.err : context.out;
-      progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
-               << " rounds\n";
-      profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
-                                                           id, rounds, runner, *setup, progress);
-      m = std::move(side.candidate);
-      best_side = std::move(side.best);
-      profile::write_measurement(loaded.layout.paired_best(id), *best_side);
+    std::filesystem::remove(loaded.layout.measurement(id));
+    try {
+      if (id == best.id) {
+        m = profile::run_harness(loaded.family, loaded.layout, id, profile::HarnessMode::benchmark,
+                                 runner, *setup);
+      } else {
+        int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
+        std::ostream &progress = context.json ? context.err : context.out;
+        progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
+                 << " rounds\n";
+        profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
+                                                             id, rounds, runner, *setup, progress);
+        m = std::move(side.candidate);
+        best_side = std::move(side.best);
+        profile::write_measurement(loaded.layout.paired_best(id), *best_side);
+      }
+    } catch (const util::Interrupted &e) {
+      throw util::Interrupted(e.signal(), "bench of candidate " + id +
+                                              ": no measurement written (" + e.what() + ")");
     }
     profile::write_measurement(loaded.layout.measurement(id), m);
 

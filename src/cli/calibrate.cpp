@@ -1,6 +1,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
+#include "util/file_lock.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -32,6 +33,8 @@ Handler setup_calibrate(CLI::App &app) {
     if (!setup) {
       return 1;
     }
+    // The A/A's rounds go to BEST's results folder.
+    util::FileLock lock(loaded.layout.lock("results-" + best.id), &context.err);
     util::RealProcessRunner runner;
     int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
     std::ostream &progress = context.json ? context.err : context.out;

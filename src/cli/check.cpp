@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "profile/bench.hpp"
+#include "util/file_lock.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -62,6 +63,7 @@ Handler setup_check(CLI::App &app) {
     if (!setup) {
       return 1;
     }
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     util::RealProcessRunner runner;
     profile::ensure_golden(loaded.family, loaded.layout, baseline,
                            loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);

@@ -2,12 +2,14 @@
 
 #include "cli/commands.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace kopt::cli {
@@ -53,11 +55,25 @@ int main(int argc, char **argv) {
     return app.exit(e);
   }
 
+  util::install_interrupt_handlers();
   for (auto &entry : entries) {
     if (entry.app->parsed()) {
       Context context{std::cout, std::cerr, *entry.json};
       try {
-        return entry.handler(context);
+        int rc = entry.handler(context);
+        util::throw_if_interrupted(entry.app->get_name()); // arrived inside a ledger update
+        return rc;
+      } catch (const util::Interrupted &e) {
+        // Never a verdict: the step did not finish, and nothing it would have written was.
+        if (context.json) {
+          std::cout << nlohmann::json{{"status", "interrupted"},
+                                      {"signal", util::signal_name(e.signal())},
+                                      {"message", e.what()}}
+                           .dump(2)
+                    << "\n";
+        }
+        std::cerr << "kopt: interrupted: " << e.what() << "\n";
+        return 128 + e.signal();
       } catch (const Error &e) {
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;

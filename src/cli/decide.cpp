@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
+#include "util/file_lock.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -54,6 +55,8 @@ Handler setup_decide(CLI::App &app) {
     const candidate::Candidate &candidate = loaded.candidates.get(options->candidate);
     const std::string &id = candidate.id();
     Best best = loaded.best();
+    // A bench of this candidate writes its two measurement files one after the other.
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
 
     decide::Request request;
     request.target = candidate.spec.target;

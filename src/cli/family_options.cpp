@@ -3,6 +3,7 @@
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -113,6 +114,8 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
+  // Two ninja runs in one build folder at once would race on its logs and outputs.
+  util::FileLock lock(std::filesystem::path(build_dir) / "kopt-build.lock", &err);
   util::RealProcessRunner runner;
   util::Command command;
   command.argv = {"cmake", "--build", build_dir, "--target"};

@@ -23,6 +23,14 @@ struct TuneCliOptions {
   std::string prefix;
 };
 
+size_t stale_rows(const tune::TuneReport &report) {
+  size_t rows = 0;
+  for (const auto &[reason, n] : report.stale) {
+    rows += n;
+  }
+  return rows;
+}
+
 } // namespace
 
 Handler setup_tune(CLI::App &app) {
@@ -37,13 +45,12 @@ Handler setup_tune(CLI::App &app) {
   app.add_option("--chunk", options->tune.chunk, "configs per harness run")->capture_default_str();
   app.add_option("--warmup", options->tune.warmup, "warm-up runs per config (default: family's)");
   app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
-  app.add_option("--cu-num", options->tune.cu_num, "the tuned table's cu_num column")
-      ->capture_default_str();
   add_ties_option(app, options->tune.ties);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     tune::TuneOptions t = options->tune;
     t.candidate = loaded.candidates.get(t.candidate.empty() ? loaded.baseline() : t.candidate).id();
+    t.hash = loaded.candidates.content_hash(loaded.family, t.candidate);
     for (const auto &k : util::split(options->kernels, ',')) {
       if (!util::trim(k).empty()) {
         t.kernels.emplace_back(util::trim(k));
@@ -60,22 +67,39 @@ Handler setup_tune(CLI::App &app) {
     tune::TuneReport report =
         tune::tune(loaded.family, loaded.layout, t, runner, *setup, context.err);
     if (context.json) {
+      nlohmann::json stale = nlohmann::json::array();
+      for (const auto &[reason, rows] : report.stale) {
+        stale.push_back({{"reason", reason}, {"rows", rows}});
+      }
       context.out << nlohmann::json{{"candidate", t.candidate},
+                                    {"hash", t.hash},
                                     {"measured", report.measured},
-                                    {"skipped", report.skipped},
+                                    {"reused", report.reused},
+                                    {"remeasured", stale_rows(report)},
+                                    {"stale", stale},
                                     {"failures", report.failures},
                                     {"shapes", report.shapes},
+                                    {"arch", report.arch},
+                                    {"compute_units", report.compute_units},
                                     {"full_csv", report.full_csv.string()},
                                     {"tuned_csv", report.tuned_csv.string()}}
                          .dump(2)
                   << "\n";
     } else {
-      context.out << "candidate " << t.candidate << ": measured " << report.measured << " rows, "
-                  << report.skipped << " already in " << report.full_csv.string() << "\n";
+      context.out << "candidate " << t.candidate << " (hash " << t.hash.substr(0, 8)
+                  << "): measured " << report.measured << " rows, reused " << report.reused
+                  << " from " << report.full_csv.string() << "\n";
+      if (!report.stale.empty()) {
+        context.out << "re-measured " << stale_rows(report) << " rows:\n";
+        for (const auto &[reason, rows] : report.stale) {
+          context.out << "  " << rows << " " << reason << "\n";
+        }
+      }
       for (const auto &f : report.failures) {
         context.out << "failed: " << f << "\n";
       }
-      context.out << "wrote " << report.tuned_csv.string() << " (" << report.shapes << " shapes)\n";
+      context.out << "wrote " << report.tuned_csv.string() << " (" << report.shapes
+                  << " shapes, gfx " << report.arch << ", cu_num " << report.compute_units << ")\n";
     }
     return report.failures.empty() ? 0 : 1;
   };

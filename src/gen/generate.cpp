@@ -100,6 +100,30 @@ std::string registry_cpp(const spec::Family &family, const std::vector<std::stri
          "} // namespace kopt_generated\n";
 }
 
+size_t line_count(const std::string &text) {
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  return !text.empty() && text.back() != '\n' ? lines + 1 : lines;
+}
+
+// Where a generated copy came from, for the compile launcher to name the user's file in
+// diagnostics: a copied source line for line; an instance TU's template lines, when the
+// expansion kept them (one line of banner first).
+nlohmann::json source_origin(const fs::path &file) { return {{"file", file.string()}}; }
+
+nlohmann::json template_origin(const fs::path &file, const std::string &template_text,
+                               const std::string &tu) {
+  size_t lines = line_count(template_text);
+  size_t banner = line_count(kBanner);
+  std::string body = tu.substr(std::string(kBanner).size());
+  if (line_count(body.substr(0, body.rfind("\n#include <type_traits>"))) != lines) {
+    return nullptr; // a placeholder's value spans lines: the lines no longer correspond
+  }
+  return {{"file", file.string()},
+          {"first_line", banner + 1},
+          {"last_line", banner + lines},
+          {"line_offset", -static_cast<int>(banner)}};
+}
+
 size_t column_index(const spec::Family &family, const std::string &column) {
   return static_cast<size_t>(std::find(family.dispatch.begin(), family.dispatch.end(), column) -
                              family.dispatch.begin());
@@ -286,13 +310,21 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   const fs::path &template_path = sources.at(family.kernel_template);
   std::string template_text = util::read_file(template_path);
   std::map<std::string, fs::path> overrides = set.resolve_instance_templates(family, id);
+  nlohmann::json origins = nlohmann::json::object();
+  for (const auto &[name, path] : sources) {
+    origins["src/" + name] = source_origin(path);
+  }
   for (const auto &name : g.compiled) {
     auto own = overrides.find(name);
     const bool overridden = own != overrides.end();
-    files["instances/" + name + ".cpp"] =
-        instance_tu(family, *family.find_instance(name),
-                    overridden ? util::read_file(own->second) : template_text,
-                    (overridden ? own->second : template_path).string());
+    const fs::path &source = overridden ? own->second : template_path;
+    const std::string text = overridden ? util::read_file(own->second) : template_text;
+    std::string tu = instance_tu(family, *family.find_instance(name), text, source.string());
+    nlohmann::json origin = template_origin(source, text, tu);
+    if (!origin.is_null()) {
+      origins["instances/" + name + ".cpp"] = origin;
+    }
+    files["instances/" + name + ".cpp"] = std::move(tu);
   }
   files["kopt_manifest.h"] = manifest_h(family);
   files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
@@ -319,7 +351,8 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
       {"heuristic", family.heuristic.kernels()},
       {"default", family.default_kernel},
       {"tuned", std::vector<std::string>(tuned_kernels.begin(), tuned_kernels.end())},
-      {"files", listed}};
+      {"files", listed},
+      {"sources", origins}};
   files["manifest.json"] = manifest.dump(2) + "\n";
 
   for (const auto &[relative, content] : files) {
@@ -355,6 +388,20 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
     }
   }
   g.inputs.assign(inputs.begin(), inputs.end());
+
+  std::set<fs::path> configure = {family.file, family.configs, template_path};
+  for (const candidate::Candidate *c : set.chain(id)) {
+    configure.insert(c->dir / "candidate.json");
+  }
+  for (const auto &[name, path] : overrides) {
+    configure.insert(path);
+  }
+  for (const auto &extra : {family.tuned, family.heuristic_file}) {
+    if (!extra.empty()) {
+      configure.insert(extra);
+    }
+  }
+  g.configure_inputs.assign(configure.begin(), configure.end());
   return g;
 }
 
@@ -393,6 +440,12 @@ void write_cmake_fragment(const spec::Family &family, const std::vector<Generate
   out += set("REPEAT", cmake_quote(std::to_string(family.repeat)));
   out += set("KERNEL_REGEX", cmake_quote(family.kernel_regex));
   out += set("DISPATCH", cmake_quote(util::join(family.dispatch, ";")));
+  std::set<fs::path> configure;
+  for (const Generated *g : sorted) {
+    configure.insert(g->configure_inputs.begin(), g->configure_inputs.end());
+  }
+  out += set("CONFIGURE_DEPENDS",
+             cmake_list(std::vector<fs::path>(configure.begin(), configure.end())));
   for (const Generated *g : sorted) {
     std::string id = g->candidate + "_";
     out += "\n";

@@ -20,6 +20,10 @@ struct Generated {
   std::vector<std::filesystem::path>
       sources;                               ///< the TUs to compile (instances, registry, dispatch)
   std::vector<std::filesystem::path> inputs; ///< files the output depends on (for re-running)
+  /// Files whose change changes the build's shape (the chain's candidate.json files, family.json,
+  /// the configs, templates, instance overrides, tuned table, heuristic file): CMake
+  /// re-configures when one changes.
+  std::vector<std::filesystem::path> configure_inputs;
   std::vector<std::filesystem::path> outputs; ///< every file generated, sorted
   std::vector<std::filesystem::path> written; ///< files whose content changed this run
   std::vector<std::filesystem::path> removed; ///< stale files of an earlier run, deleted
@@ -32,7 +36,8 @@ struct Generated {
 Generated generate_candidate(const spec::Family &family, const candidate::CandidateSet &set,
                              const std::string &id, const std::filesystem::path &out_root);
 
-/// Writes the configure-time CMake fragment describing every candidate's generated files.
+/// Writes the configure-time CMake fragment describing every candidate's generated files,
+/// with KOPT_<family>_CONFIGURE_DEPENDS: every candidate's configure_inputs.
 void write_cmake_fragment(const spec::Family &family, const std::vector<Generated> &generated,
                           const std::filesystem::path &file);
 

@@ -25,6 +25,7 @@ std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const 
   int name = table.column("kernelName");
 
   std::map<std::tuple<int64_t, int64_t, int64_t>, TunedRow> rows;
+  std::string other_arch; // the first row of another arch, for the message below
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const auto &fields = table.rows[i];
     std::string where = table.where(i);
@@ -32,6 +33,9 @@ std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const 
     row.line = table.lines[i];
     row.arch = arch_column < 0 ? "" : std::string(util::trim(fields[arch_column]));
     if (!arch.empty() && !row.arch.empty() && row.arch != arch) {
+      if (other_arch.empty()) {
+        other_arch = row.arch + " (line " + std::to_string(row.line) + ")";
+      }
       continue;
     }
     row.cu_num = util::parse_int(fields[cu], where + ": cu_num");
@@ -59,6 +63,12 @@ std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const 
                        std::to_string(previous) + "); keeping '" + kept.kernel + "' (" +
                        util::format_number(kept.us) + " us) from line " +
                        std::to_string(kept.line));
+  }
+  if (rows.empty() && !other_arch.empty()) {
+    // A table of other devices only would leave every shape to the heuristic, silently.
+    throw Error(file.string() + ": the table was measured on " + other_arch +
+                ", the family's arch is " + arch + ": tune on a " + arch +
+                " device (kopt tune), or change family.json's arch");
   }
   std::vector<TunedRow> out;
   for (auto &[key, row] : rows) {

@@ -19,7 +19,8 @@ struct TunedRow {
 
 /// Reads an aiter tuned CSV (gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,
 /// bw,errRatio; old files lack gfx; `arch` is accepted for gfx). Rows for another arch than
-/// `arch` (when both are non-empty) are dropped. Duplicate (M,N,K) keep the lowest us; each
+/// `arch` (when both are non-empty) are dropped; a table whose every row is of another arch is
+/// an error naming both. Duplicate (M,N,K) keep the lowest us; each
 /// duplicate adds a warning to `warnings` naming both lines. Errors name file:line:column.
 std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const std::string &arch,
                                        std::vector<std::string> &warnings);

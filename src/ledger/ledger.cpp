@@ -2,6 +2,8 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/interrupt.hpp"
 #include "util/json_file.hpp"
 #include "util/text.hpp"
 
@@ -305,6 +307,8 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
                 d.candidate);
   }
   std::string date = d.date.empty() ? util::utc_now() : d.date;
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield; // state.json, performance.md and attempts.jsonl agree
   std::optional<State> current = read_state(files);
 
   if (!current) {
@@ -491,6 +495,8 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
 
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
                        int waited_min) {
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield;
   State s = read_state(files).value_or(State{});
   if (s.stopped) {
     return s;

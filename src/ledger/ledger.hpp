@@ -95,6 +95,8 @@ struct Files {
   std::filesystem::path state() const { return dir / "state.json"; }
   std::filesystem::path performance() const { return dir / "performance.md"; }
   std::filesystem::path attempts() const { return dir / "attempts.jsonl"; }
+  /// Held (util::FileLock) by every change of the three files above.
+  std::filesystem::path lock() const { return dir / "ledger.lock"; }
 };
 
 /// Serialises the state (stable key order).
@@ -111,14 +113,17 @@ std::optional<State> read_state(const Files &files);
 std::string render_performance(const State &state);
 
 /// Records one decided attempt: updates state.json and performance.md atomically and appends to
-/// attempts.jsonl. With no state yet, only the baseline (a decision of BEST against itself) may
-/// be recorded, and it creates the state. Throws when the decision is stale or the ledger stopped.
+/// attempts.jsonl, holding the ledger's lock from reading the state to the last write, so that
+/// records running at once each see the others' updates. With no state yet, only the baseline (a
+/// decision of BEST against itself) may be recorded, and it creates the state. Throws when the
+/// decision is stale or the ledger stopped.
 Recorded record(const Files &files, const decide::Decision &decision,
                 const spec::CandidateSpec &candidate, const profile::Measurement &measurement,
                 const Options &options = {});
 
 /// Stops the loop because no idle GPU appeared for `waited_min` minutes (creating the state when
-/// there is none yet); an already stopped ledger keeps its first reason. Returns the state.
+/// there is none yet; under the ledger's lock); an already stopped ledger keeps its first reason.
+/// Returns the state.
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
                        int waited_min = 60);
 

@@ -6,6 +6,7 @@
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
 #include "util/text.hpp"
@@ -125,6 +126,20 @@ std::string host_cpu_model() {
     }
   }
   return "unknown CPU";
+}
+
+Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
+                                const std::string &hash) {
+  bool host = family.backend == "host";
+  Source profiler = host ? Source::chrono : Source::events;
+  if (family.backend == "cuda" && !util::find_program("ncu").empty()) {
+    profiler = Source::ncu;
+  } else if (family.backend == "hip" && !util::find_program("rocprofv3").empty()) {
+    profiler = Source::rocprofv3;
+  }
+  return {hash,          host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device),
+          setup.driver,  to_string(profiler),
+          family.warmup, family.repeat};
 }
 
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
@@ -344,6 +359,7 @@ bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup) {
+  util::FileLock lock(layout.lock("golden")); // the first of several benches makes it
   if (golden_is_current(family, layout, baseline_hash)) {
     return "golden up to date (from candidate " + baseline_id + ")";
   }

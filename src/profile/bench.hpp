@@ -73,6 +73,12 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup = {});
 
+/// The conditions a benchmark of `family` measures under with `setup`, for a candidate of content
+/// hash `hash`: the device and driver, the profiler run_harness would use (ncu or rocprofv3 when
+/// on PATH, else the harness's events; chrono on host), the family's warmup and repeat.
+Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
+                                const std::string &hash);
+
 /// Returns the machine's CPU model (from /proc/cpuinfo), or "unknown CPU".
 std::string host_cpu_model();
 

@@ -1,6 +1,7 @@
 #include "profile/harness_csv.hpp"
 
 #include "util/csv.hpp"
+#include "util/error.hpp"
 #include "util/text.hpp"
 
 #include <sstream>
@@ -43,6 +44,24 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+HarnessDevice harness_device(const std::string &stdout_text) {
+  std::istringstream lines(stdout_text);
+  std::string line;
+  const std::string prefix = "kopt-device: ";
+  while (std::getline(lines, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      auto fields = util::split(std::string(util::trim(line.substr(prefix.size()))), ' ');
+      if (fields.size() == 2) {
+        try {
+          return {fields[0], util::parse_int(fields[1], "kopt-device")};
+        } catch (const Error &) {
+        }
+      }
+    }
+  }
+  return {};
 }
 
 std::string harness_hash(const std::string &stdout_text) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -28,5 +29,15 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
 /// The first line a harness prints, `kopt-candidate: <id> <hash>`; returns the hash, or "" when
 /// the output holds no such line.
 std::string harness_hash(const std::string &stdout_text);
+
+/// The device a harness measured on: its architecture ("sm_90", "gfx942", "host") and compute
+/// units (SMs, CUs, hardware threads).
+struct HarnessDevice {
+  std::string arch; ///< "" when the harness printed no device (an older harness library)
+  int64_t compute_units = 0;
+};
+
+/// Returns the device of the harness's `kopt-device: <arch> <units>` line in `stdout_text`.
+HarnessDevice harness_device(const std::string &stdout_text);
 
 } // namespace kopt::profile

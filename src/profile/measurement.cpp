@@ -5,6 +5,45 @@
 
 namespace kopt::profile {
 
+namespace {
+
+std::string short_hash(const std::string &hash) {
+  return hash.empty() ? "(none)" : hash.substr(0, 8);
+}
+
+std::string quoted(const std::string &text) { return text.empty() ? "(none)" : "'" + text + "'"; }
+
+} // namespace
+
+Conditions conditions_of(const Measurement &m) {
+  return {m.hash, m.device, m.driver, to_string(m.measured_by), m.warmup, m.repeat};
+}
+
+std::string stale_reason(const Conditions &then, const Conditions &now) {
+  if (then.hash.empty()) {
+    return "no record of what measured it (written by an older kopt)";
+  }
+  if (then.hash != now.hash) {
+    return "measured with content hash " + short_hash(then.hash) + ", the candidate's is now " +
+           short_hash(now.hash);
+  }
+  if (then.device != now.device) {
+    return "measured on " + quoted(then.device) + ", this run is on " + quoted(now.device);
+  }
+  if (then.driver != now.driver) {
+    return "measured with driver " + quoted(then.driver) + ", now " + quoted(now.driver);
+  }
+  if (then.profiler != now.profiler) {
+    return "timed by " + quoted(then.profiler) + ", this run by " + quoted(now.profiler);
+  }
+  if (then.warmup != now.warmup || then.repeat != now.repeat) {
+    return "measured with warmup " + std::to_string(then.warmup) + " and repeat " +
+           std::to_string(then.repeat) + ", this run uses " + std::to_string(now.warmup) + " and " +
+           std::to_string(now.repeat);
+  }
+  return "";
+}
+
 const char *to_string(Source source) {
   switch (source) {
   case Source::chrono:

@@ -62,6 +62,25 @@ struct Measurement {
   size_t sampled_rounds() const;
 };
 
+/// What a measurement (or a tune row) was taken with. One taken otherwise does not stand for a
+/// new one: other code, another device or driver, another timer or other run counts give other
+/// times.
+struct Conditions {
+  std::string hash;     ///< the content hash the harness printed
+  std::string device;   ///< the device's name: the GPU model, or the CPU model on host
+  std::string driver;   ///< the GPU driver's version, "" on host
+  std::string profiler; ///< what timed it: chrono, events, ncu or rocprofv3
+  int warmup = 0;
+  int repeat = 0;
+};
+
+/// Returns the conditions `m` was measured under.
+Conditions conditions_of(const Measurement &m);
+
+/// Returns why something measured under `then` cannot stand for a measurement under `now` (the
+/// first field that differs, both values named), or "" when it can.
+std::string stale_reason(const Conditions &then, const Conditions &now);
+
 /// Serialises a measurement (stable key order).
 nlohmann::json to_json(const Measurement &m);
 

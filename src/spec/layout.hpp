@@ -36,6 +36,11 @@ struct Layout {
   std::filesystem::path decision(const std::string &id) const {
     return results_dir(id) / "decision.json";
   }
+  /// The lock file (util::FileLock) a process holds while it changes what `name` names:
+  /// "results-<id>" (a candidate's results folder), "tune-<id>", "golden".
+  std::filesystem::path lock(const std::string &name) const {
+    return root / "locks" / (name + ".lock");
+  }
   std::filesystem::path golden() const { return root / "golden" / "golden.bin"; }
   std::filesystem::path golden_info() const { return root / "golden" / "golden.json"; }
 };

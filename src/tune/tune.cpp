@@ -4,6 +4,8 @@
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/interrupt.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -25,31 +27,72 @@ std::string key(const std::vector<std::string> &values) {
   return util::join(trimmed, ",");
 }
 
-// The kernel x config rows full.csv already holds; checks that its header is ours.
-std::set<std::pair<std::string, std::string>> done_rows(const fs::path &file,
-                                                        const std::vector<std::string> &header) {
-  std::set<std::pair<std::string, std::string>> done;
-  if (!fs::exists(file)) {
-    return done;
-  }
-  util::CsvTable table = util::read_csv(file);
-  if (table.header != header) {
-    throw Error(file.string() + ":1: expected the columns " + util::join(header, ",") + ", got " +
-                util::join(table.header, ",") + " (another configs file? move it away)");
-  }
-  size_t columns = header.size() - heuristic::kResultColumns.size();
-  size_t kernel = columns;
-  for (const auto &row : table.rows) {
-    done.emplace(std::string(util::trim(row[kernel])),
-                 key(std::vector<std::string>(row.begin(), row.begin() + columns)));
-  }
-  return done;
-}
-
 std::string format_us(double us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", us);
   return text;
+}
+
+std::string quoted(const std::string &text) { return text.empty() ? "(none)" : "'" + text + "'"; }
+
+// full.csv's header for a configs file's columns.
+std::vector<std::string> full_header(const std::vector<std::string> &config_columns) {
+  std::vector<std::string> header = config_columns;
+  header.insert(header.end(), heuristic::kResultColumns.begin(), heuristic::kResultColumns.end());
+  header.insert(header.end(), kOriginColumns.begin(), kOriginColumns.end());
+  return header;
+}
+
+// The origin of row `i` of a full.csv in the current format.
+profile::Conditions origin_of(const util::CsvTable &table, size_t i) {
+  const auto &row = table.rows[i];
+  auto field = [&](const char *name) {
+    return std::string(util::trim(row[static_cast<size_t>(table.column(name))]));
+  };
+  auto number = [&](const char *name) {
+    std::string text = field(name);
+    return text.empty() ? 0 : static_cast<int>(util::parse_int(text, table.where(i) + ": " + name));
+  };
+  return {field("hash"),     field("device"),  field("driver"),
+          field("profiler"), number("warmup"), number("repeat")};
+}
+
+// The rows of full.csv, each widened to the current header (rows of an older full.csv, which
+// recorded no origin, get empty origin fields), and whether the file needs rewriting to it.
+struct FullRows {
+  util::CsvTable table;
+  bool has_origin = true;
+};
+
+FullRows read_full(const fs::path &file, const std::vector<std::string> &config_columns) {
+  FullRows full;
+  full.table = util::read_csv(file);
+  std::vector<std::string> header = full_header(config_columns);
+  std::vector<std::string> old_header(header.begin(),
+                                      header.end() - static_cast<long>(kOriginColumns.size()));
+  if (full.table.header == old_header) {
+    full.has_origin = false;
+    for (auto &row : full.table.rows) {
+      row.resize(header.size());
+    }
+    full.table.header = header;
+  } else if (full.table.header != header) {
+    throw Error(file.string() + ":1: expected the columns " + util::join(header, ",") + ", got " +
+                util::join(full.table.header, ",") + " (another configs file? move it away)");
+  }
+  return full;
+}
+
+std::string origin_line(const std::vector<std::string> &values, const std::string &kernel,
+                        const profile::HarnessRow &row, const profile::Conditions &origin,
+                        const profile::HarnessDevice &device) {
+  std::vector<std::string> fields = values;
+  fields.insert(fields.end(),
+                {kernel, format_us(row.us), row.err ? util::format_number(*row.err, 9) : "",
+                 origin.hash, origin.device, device.arch,
+                 device.arch.empty() ? "" : std::to_string(device.compute_units), origin.driver,
+                 origin.profiler, std::to_string(origin.warmup), std::to_string(origin.repeat)});
+  return util::csv_line(fields);
 }
 
 } // namespace
@@ -62,6 +105,7 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
                 util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log) {
   TuneReport report;
   fs::path dir = tune_dir(layout, options.candidate);
+  util::FileLock lock(layout.lock("tune-" + options.candidate), &log);
   report.full_csv = dir / "full.csv";
   report.tuned_csv = dir / "tuned.csv";
   fs::path configs_file = options.configs.empty() ? family.configs : options.configs;
@@ -91,101 +135,180 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
     throw Error("tune: no harness binary at " + harness.string() + " (build target candidate_" +
                 options.candidate + " first, or give --build-dir)");
   }
-  std::vector<std::string> header = configs.header;
-  header.insert(header.end(), heuristic::kResultColumns.begin(), heuristic::kResultColumns.end());
-  auto done = done_rows(report.full_csv, header);
-  if (!fs::exists(report.full_csv)) {
+  bool host = family.backend == "host";
+  int warmup = options.warmup >= 0 ? options.warmup : family.warmup;
+  int repeat = options.repeat >= 0 ? options.repeat : family.repeat;
+  profile::Conditions now{options.hash, host ? profile::host_cpu_model() : setup.device,
+                          setup.driver, host ? "chrono" : "events",
+                          warmup,       repeat};
+
+  // Rows of the tuned kernels measured otherwise than this run would are dropped first, so that
+  // full.csv never holds two measurements of one kernel on one shape.
+  std::vector<std::string> header = full_header(configs.header);
+  std::set<std::string> tuned_kernels(kernels.begin(), kernels.end());
+  std::set<std::pair<std::string, std::string>> done;
+  size_t columns = configs.header.size();
+  if (fs::exists(report.full_csv)) {
+    FullRows full = read_full(report.full_csv, configs.header);
+    std::string text = util::csv_line(header) + "\n";
+    for (size_t i = 0; i < full.table.rows.size(); ++i) {
+      const auto &row = full.table.rows[i];
+      std::string kernel(util::trim(row[columns]));
+      std::string reason = profile::stale_reason(origin_of(full.table, i), now);
+      if (tuned_kernels.count(kernel) && !reason.empty()) {
+        ++report.stale[reason];
+        continue;
+      }
+      if (tuned_kernels.count(kernel)) {
+        done.emplace(kernel, key(std::vector<std::string>(row.begin(), row.begin() + columns)));
+      }
+      text += util::csv_line(row) + "\n";
+    }
+    if (!report.stale.empty() || !full.has_origin) {
+      util::write_file_atomic(report.full_csv, text);
+    }
+  } else {
     util::append_line(report.full_csv, util::csv_line(header));
   }
   bool golden = fs::exists(layout.golden()) && fs::equivalent(configs_file, family.configs);
-  int warmup = options.warmup >= 0 ? options.warmup : family.warmup;
-  int repeat = options.repeat >= 0 ? options.repeat : family.repeat;
   size_t chunk = std::max<size_t>(options.chunk, 1);
   fs::path work = dir / "work";
   fs::create_directories(work);
 
-  for (const auto &kernel : kernels) {
-    std::vector<size_t> pending;
-    for (size_t i = 0; i < configs.rows.size(); ++i) {
-      if (done.count({kernel, key(configs.rows[i])})) {
-        ++report.skipped;
-      } else {
-        pending.push_back(i);
+  try {
+    for (const auto &kernel : kernels) {
+      std::vector<size_t> pending;
+      for (size_t i = 0; i < configs.rows.size(); ++i) {
+        if (done.count({kernel, key(configs.rows[i])})) {
+          ++report.reused;
+        } else {
+          pending.push_back(i);
+        }
       }
-    }
-    for (size_t start = 0; start < pending.size(); start += chunk) {
-      size_t end = std::min(pending.size(), start + chunk);
-      std::string text = util::csv_line(configs.header) + "\n";
-      for (size_t i = start; i < end; ++i) {
-        text += util::csv_line(configs.rows[pending[i]]) + "\n";
-      }
-      std::string stem = kernel + "." + std::to_string(start / chunk);
-      fs::path chunk_configs = work / (stem + ".configs.csv");
-      fs::path out = work / (stem + ".results.csv");
-      util::write_file_atomic(chunk_configs, text);
-      fs::remove(out);
-      util::Command command;
-      command.argv = {harness.string(),
-                      "--configs",
-                      chunk_configs.string(),
-                      "--benchmark",
-                      "--kernel",
-                      kernel,
-                      "--out",
-                      out.string(),
-                      "--warmup",
-                      std::to_string(warmup),
-                      "--repeat",
-                      std::to_string(repeat)};
-      if (golden) {
-        command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
-      }
-      command.timeout_s = family.timeout_s;
-      command.env = setup.env;
-      util::ProcessResult result = runner.run(command);
-      util::write_file_atomic(work / (stem + ".log"),
-                              "--- stdout\n" + result.out + "--- stderr\n" + result.err);
-      std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
-                         std::to_string(end) + " of " + std::to_string(pending.size());
-      std::vector<profile::HarnessRow> rows;
-      if (result.ok()) {
-        try {
-          rows = profile::read_harness_results(out, configs.header, family.impl);
-        } catch (const Error &e) {
-          report.failures.push_back(what + ": " + e.what());
+      for (size_t start = 0; start < pending.size(); start += chunk) {
+        size_t end = std::min(pending.size(), start + chunk);
+        std::string text = util::csv_line(configs.header) + "\n";
+        for (size_t i = start; i < end; ++i) {
+          text += util::csv_line(configs.rows[pending[i]]) + "\n";
+        }
+        std::string stem = kernel + "." + std::to_string(start / chunk);
+        fs::path chunk_configs = work / (stem + ".configs.csv");
+        fs::path out = work / (stem + ".results.csv");
+        util::write_file_atomic(chunk_configs, text);
+        fs::remove(out);
+        util::Command command;
+        command.argv = {harness.string(),
+                        "--configs",
+                        chunk_configs.string(),
+                        "--benchmark",
+                        "--kernel",
+                        kernel,
+                        "--out",
+                        out.string(),
+                        "--warmup",
+                        std::to_string(warmup),
+                        "--repeat",
+                        std::to_string(repeat)};
+        if (golden) {
+          command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
+        }
+        command.timeout_s = family.timeout_s;
+        command.env = setup.env;
+        util::ProcessResult result = runner.run(command);
+        util::write_file_atomic(work / (stem + ".log"),
+                                "--- stdout\n" + result.out + "--- stderr\n" + result.err);
+        std::string printed = profile::harness_hash(result.out);
+        if (printed != now.hash) {
+          throw Error("tune: " + harness.string() + " printed hash '" + printed +
+                      "', but candidate " + options.candidate + "'s sources hash to " + now.hash +
+                      ": the binary is stale (build target candidate_" + options.candidate +
+                      ", or give --build-dir)");
+        }
+        std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
+                           std::to_string(end) + " of " + std::to_string(pending.size());
+        std::vector<profile::HarnessRow> rows;
+        if (result.ok()) {
+          try {
+            rows = profile::read_harness_results(out, configs.header, family.impl);
+          } catch (const Error &e) {
+            report.failures.push_back(what + ": " + e.what());
+            continue;
+          }
+        } else {
+          report.failures.push_back(what + ": harness " + result.describe(family.timeout_s) +
+                                    " (log: " + (work / (stem + ".log")).string() + ")");
+          log << "tune: " << report.failures.back() << "\n";
           continue;
         }
-      } else {
-        report.failures.push_back(what + ": harness " + result.describe(family.timeout_s) +
-                                  " (log: " + (work / (stem + ".log")).string() + ")");
-        log << "tune: " << report.failures.back() << "\n";
-        continue;
+        profile::HarnessDevice device = profile::harness_device(result.out);
+        for (const auto &row : rows) {
+          util::append_line(report.full_csv, origin_line(row.values, row.kernel, row, now, device));
+          ++report.measured;
+        }
+        log << "tune: " << what << ": " << rows.size() << " rows\n";
       }
-      for (const auto &row : rows) {
-        std::vector<std::string> fields = row.values;
-        fields.push_back(row.kernel);
-        fields.push_back(format_us(row.us));
-        fields.push_back(row.err ? util::format_number(*row.err, 9) : "");
-        util::append_line(report.full_csv, util::csv_line(fields));
-        ++report.measured;
-      }
-      log << "tune: " << what << ": " << rows.size() << " rows\n";
     }
+  } catch (const util::Interrupted &e) {
+    throw util::Interrupted(
+        e.signal(), "tune of candidate " + options.candidate + ": " +
+                        std::to_string(report.measured) + " rows measured and kept in " +
+                        report.full_csv.string() + " (the same command resumes): " + e.what());
   }
-  heuristic::Results results = heuristic::read_results(report.full_csv, options.ties);
-  std::string table = tuned_table(results, family, options.cu_num);
+  util::CsvTable full = util::read_csv(report.full_csv);
+  profile::HarnessDevice device = table_device(full);
+  report.arch = device.arch.empty() ? family.arch : device.arch;
+  report.compute_units = device.compute_units;
+  heuristic::Results results = heuristic::parse_results(full, options.ties);
+  std::string table = tuned_table(results, family, {report.arch, report.compute_units});
   util::write_file_atomic(report.tuned_csv, table);
   report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;
   return report;
 }
 
+profile::HarnessDevice table_device(const util::CsvTable &full) {
+  int device = full.find_column("device");
+  int arch = full.find_column("arch");
+  int units = full.find_column("compute_units");
+  if (device < 0 || arch < 0 || units < 0) {
+    return {};
+  }
+  profile::HarnessDevice first;
+  std::string first_name;
+  auto describe = [](const std::string &name, const profile::HarnessDevice &d) {
+    return quoted(name) + " (" + (d.arch.empty() ? "arch unknown" : d.arch) + ", " +
+           std::to_string(d.compute_units) + " compute units)";
+  };
+  for (size_t i = 0; i < full.rows.size(); ++i) {
+    const auto &row = full.rows[i];
+    std::string name(util::trim(row[static_cast<size_t>(device)]));
+    std::string units_text(util::trim(row[static_cast<size_t>(units)]));
+    profile::HarnessDevice d{
+        std::string(util::trim(row[static_cast<size_t>(arch)])),
+        units_text.empty() ? 0 : util::parse_int(units_text, full.where(i) + ": compute_units")};
+    if (i == 0) {
+      first = d;
+      first_name = name;
+      continue;
+    }
+    if (name != first_name || d.arch != first.arch || d.compute_units != first.compute_units) {
+      throw Error(full.source + ": rows measured on two devices: " + describe(first_name, first) +
+                  " (line " + std::to_string(full.lines[0]) + ") and " + describe(name, d) +
+                  " (line " + std::to_string(full.lines[i]) +
+                  "); a tuned table is for one device: tune every kernel on one (rows measured "
+                  "on another are measured again)");
+    }
+  }
+  return first;
+}
+
 std::string tuned_table(const heuristic::Results &results, const spec::Family &family,
-                        int64_t cu_num) {
+                        const profile::HarnessDevice &device) {
   int m = results.column("M"), n = results.column("N"), k = results.column("K");
   if (m < 0 || n < 0 || k < 0) {
     throw Error(results.source + ": a tuned table needs config columns M, N and K, got " +
                 util::join(results.columns, ","));
   }
+  const std::string &arch = device.arch.empty() ? family.arch : device.arch;
   std::string out = "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n";
   for (const auto &s : results.shapes) {
     const std::string &best = s.tuned;
@@ -199,7 +322,7 @@ std::string tuned_table(const heuristic::Results &results, const spec::Family &f
     }
     double flops = 2.0 * static_cast<double>(s.dims[m]) * static_cast<double>(s.dims[n]) *
                    static_cast<double>(s.dims[k]);
-    out += util::csv_line({family.arch, std::to_string(cu_num), std::to_string(s.dims[m]),
+    out += util::csv_line({arch, std::to_string(device.compute_units), std::to_string(s.dims[m]),
                            std::to_string(s.dims[n]), std::to_string(s.dims[k]), family.impl,
                            std::to_string(id), "0", format_us(t.us), best,
                            util::format_number(flops / t.us / 1e6, 6), "0",

@@ -1,12 +1,14 @@
 #include "util/process.hpp"
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +33,11 @@ std::string ProcessResult::describe(double timeout_s) const {
 }
 
 namespace {
+
+// The program's file name, for messages: "candidate_01" for .../bin/candidate_01.
+std::string program_name(const Command &command) {
+  return std::filesystem::path(command.argv.front()).filename().string();
+}
 
 std::vector<std::string> merged_environment(const std::map<std::string, std::string> &extra) {
   std::vector<std::string> env;
@@ -63,6 +70,9 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   if (command.argv.empty()) {
     throw Error("internal: empty command");
   }
+  // From here a signal is forwarded to the child instead of ending kopt at once.
+  InterruptShield shield;
+  throw_if_interrupted(program_name(command));
   int out_pipe[2];
   int err_pipe[2];
   int exec_pipe[2]; // reports an exec failure to the parent
@@ -95,6 +105,7 @@ ProcessResult RealProcessRunner::run(const Command &command) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  ChildGroup group(pid);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);
@@ -106,24 +117,46 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   }
   ::close(exec_pipe[0]);
 
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  // The third descriptor wakes the loop when a signal arrives: the child (which got it too)
+  // then has kInterruptGraceSeconds to end before its group is killed.
+  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
   std::string *sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buffer[65536];
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  std::optional<std::chrono::steady_clock::time_point> interrupted_at;
+  auto note_interrupt = [&] {
+    if (!interrupted_at && interrupt_signal() != 0) {
+      interrupted_at = std::chrono::steady_clock::now();
+      fds[2].fd = -1; // stays readable: poll it no more
+    }
+  };
+  bool killed = false;
   while (open_fds > 0) {
-    int wait_ms = -1;
+    note_interrupt();
+    double left = -1; // seconds until the next deadline, -1: none
     if (command.timeout_s > 0) {
-      double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      double left = command.timeout_s - elapsed;
+      left = command.timeout_s - seconds_since(start);
       if (left <= 0) {
         result.timed_out = true;
         ::kill(-pid, SIGKILL);
+        killed = true;
         break;
       }
-      wait_ms = static_cast<int>(left * 1000) + 1;
     }
-    int n = ::poll(fds, 2, wait_ms);
+    if (interrupted_at) {
+      double grace = kInterruptGraceSeconds - seconds_since(*interrupted_at);
+      if (grace <= 0) {
+        ::kill(-pid, SIGKILL);
+        killed = true;
+        break;
+      }
+      left = left < 0 ? grace : std::min(left, grace);
+    }
+    int wait_ms = left < 0 ? -1 : static_cast<int>(left * 1000) + 1;
+    int n = ::poll(fds, 3, wait_ms);
     if (n < 0 && errno != EINTR) {
       break;
     }
@@ -140,16 +173,36 @@ ProcessResult RealProcessRunner::run(const Command &command) {
       }
     }
   }
-  for (auto &fd : fds) {
-    if (fd.fd >= 0) {
-      ::close(fd.fd);
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].fd >= 0) {
+      ::close(fds[i].fd);
     }
   }
+  // Reaped by polling, so that a child which closed its output but runs on still meets its
+  // time limit and an interrupt's grace.
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (true) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) {
+      break;
+    }
+    note_interrupt();
+    bool over_time = command.timeout_s > 0 && seconds_since(start) >= command.timeout_s;
+    bool over_grace = interrupted_at && seconds_since(*interrupted_at) >= kInterruptGraceSeconds;
+    if (!killed && (over_time || over_grace)) {
+      result.timed_out = result.timed_out || (over_time && !interrupted_at);
+      ::kill(-pid, SIGKILL);
+      killed = true;
+    }
+    ::usleep(killed ? 1000 : 10000);
   }
-  if (result.timed_out) {
+  note_interrupt();
+  if (result.timed_out || interrupted_at) {
     ::kill(-pid, SIGKILL); // any grandchildren still holding on
+  }
+  if (interrupted_at) {
+    throw Interrupted(interrupt_signal(), program_name(command) + " was stopped: interrupted by " +
+                                              signal_name(interrupt_signal()));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (WIFEXITED(status)) {

@@ -39,7 +39,9 @@ public:
   virtual ~ProcessRunner() = default;
 
   /// Runs `command` to completion (or its time limit) and returns what happened. A child that
-  /// times out is killed with its whole process group.
+  /// times out is killed with its whole process group. The real runner puts each child in a
+  /// group of its own and forwards SIGINT / SIGTERM to it (util/interrupt.hpp): the child gets
+  /// two seconds to end before SIGKILL, then run() throws util::Interrupted.
   virtual ProcessResult run(const Command &command) = 0;
 };
 

@@ -31,17 +31,60 @@ python3 - "$WORK/tune2.json" "$full" "$state/tune/00/tuned.csv" "$configs" <<'PY
 import csv, json, sys
 report = json.load(open(sys.argv[1]))
 n = int(sys.argv[4])
-assert report["skipped"] == 2 * n and report["measured"] == 2 * n, report
+assert report["reused"] == 2 * n and report["measured"] == 2 * n, report
+assert report["remeasured"] == 0 and report["stale"] == [], report
+assert report["arch"] == "host" and report["compute_units"] > 0, report
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 4 * n, len(rows)
 assert all(r["err"] == "0" for r in rows), "the golden was compared: err must be 0"
 tuned = list(csv.DictReader(open(sys.argv[3])))
 assert list(tuned[0].keys()) == "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio".split(","), tuned[0].keys()
+assert all(t["gfx"] == "host" and t["cu_num"] == str(report["compute_units"]) for t in tuned), tuned[0]
+assert all(r["hash"] == report["hash"] and r["warmup"] == "0" and r["repeat"] == "3" for r in rows), rows[0]
+assert all(r["profiler"] == "chrono" and r["device"] and r["arch"] == "host" for r in rows), rows[0]
 assert len(tuned) == n, len(tuned)
 for t in tuned:
     mine = [float(r["us"]) for r in rows if (r["M"], r["N"], r["K"]) == (t["M"], t["N"], t["K"])]
     assert float(t["us"]) == min(mine), (t, mine)
 PY
+
+echo "--- the candidate's kernel edited after the tune: every row of it is measured again"
+echo "// an edit after the tune" >>"$family_src/gemm_kernel.hpp"
+"$KOPT" tune --json "${fam[@]}" --build-dir "$b" --kernels "$kernels" --repeat 3 --warmup 0 \
+  >"$WORK/tune3.json" 2>"$WORK/tune3.log" || { cat "$WORK/tune3.log"; fail "tune 3"; }
+python3 - "$WORK/tune2.json" "$WORK/tune3.json" "$full" "$configs" <<'PY' || fail "re-measure after an edit"
+import csv, json, sys
+before, after = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+n = int(sys.argv[4])
+assert after["hash"] != before["hash"], after
+assert after["reused"] == 0 and after["measured"] == 4 * n and after["remeasured"] == 4 * n, after
+reason = f"measured with content hash {before['hash'][:8]}, the candidate's is now {after['hash'][:8]}"
+assert after["stale"] == [{"reason": reason, "rows": 4 * n}], after["stale"]
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(rows) == 4 * n and all(r["hash"] == after["hash"] for r in rows), rows[0]
+PY
+"$KOPT" tune "${fam[@]}" --kernels "$kernels" --repeat 3 --warmup 0 >"$WORK/tune4.log" 2>&1 ||
+  { cat "$WORK/tune4.log"; fail "tune 4"; }
+grep -q "measured 0 rows, reused $((4 * configs)) from" "$WORK/tune4.log" || { cat "$WORK/tune4.log"; fail "tune 4 re-measured"; }
+
+echo "--- rows of another device are not mixed into one tuned table"
+cp "$full" "$WORK/full.csv.orig"
+python3 - "$full" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["kernel"] == "gemm_64x64x64":
+        r["device"], r["compute_units"] = "Another CPU", "96"
+w = csv.DictWriter(open(sys.argv[1], "w"), fieldnames=list(rows[0].keys()), lineterminator="\n")
+w.writeheader()
+w.writerows(rows)
+PY
+if "$KOPT" tune "${fam[@]}" --kernels gemm_16x64x64 --repeat 3 --warmup 0 >"$WORK/tune5.log" 2>&1; then
+  fail "a tuned table of two devices was written"
+fi
+grep -q "full.csv: rows measured on two devices: '.*' (host, [0-9]* compute units) (line 2) and 'Another CPU' (host, 96 compute units)" \
+  "$WORK/tune5.log" || { cat "$WORK/tune5.log"; fail "the refusal does not name both devices"; }
+cp "$WORK/full.csv.orig" "$full"
 
 echo "--- fit, eval (also with a holdout), malformed input"
 "$KOPT" heuristic fit --results "$full" --out "$WORK/heuristic.json" --max-arms 3 >"$WORK/fit.log" ||
@@ -61,7 +104,12 @@ PY
 "$KOPT" heuristic eval --results "$full" --holdout "256,512" --default gemm_32x32x32 >"$WORK/holdout.log" ||
   { cat "$WORK/holdout.log"; fail "holdout"; }
 grep -q "| N=256,K=512 |" "$WORK/holdout.log" || { cat "$WORK/holdout.log"; fail "holdout table"; }
-sed '3s/,[0-9.]*,0$/,x,0/' "$full" >"$WORK/bad.csv"
+python3 - "$full" "$WORK/bad.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+rows[2][rows[0].index("us")] = "x"
+csv.writer(open(sys.argv[2], "w"), lineterminator="\n").writerows(rows)
+PY
 if "$KOPT" heuristic fit --results "$WORK/bad.csv" --out "$WORK/h2.json" 2>"$WORK/bad.log"; then
   fail "a bad number was accepted"
 fi

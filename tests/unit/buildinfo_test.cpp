@@ -1,5 +1,6 @@
 #include "buildinfo/compile_launcher.hpp"
 #include "buildinfo/ninja_deps.hpp"
+#include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -81,6 +82,58 @@ TEST_CASE("depfiles: paths made absolute against the compile's folder, target re
   CHECK(bi::rewrite_depfile(text, "/b/gen/01", "CMakeFiles/t.dir/a.cpp.o") ==
         "CMakeFiles/t.dir/a.cpp.o: \\\n  /b/gen/01/instances/a.cpp \\\n  /b/gen/01/src/my\\ k.hpp "
         "\\\n  /usr/include/stdio.h\n");
+}
+
+TEST_CASE("diagnostics: generated copies are named by the user's file and line") {
+  std::map<std::string, bi::SourceOrigin> origins = {
+      {"src/gemm_kernel.hpp", {"/fam/candidates/09/gemm_kernel.hpp", 0, 0, 0}},
+      {"instances/gemm_16x16x16.cpp", {"/fam/instance.cpp.in", 2, 3, -1}}};
+  std::string gcc = "In file included from instances/gemm_16x16x16.cpp:2:\n"
+                    "instances/../src/gemm_kernel.hpp: In function 'void f()':\n"
+                    "instances/../src/gemm_kernel.hpp:39:25: error: 'x' was not declared\n"
+                    "   39 |   return x;\n"
+                    "/b/gen/09/src/gemm_kernel.hpp:40:1: note: std::vector<int> a:1\n"
+                    "instances/gemm_16x16x16.cpp:7:15: error: static assertion failed\n"
+                    "src/other.hpp:3:1: warning: not a copy kopt knows\n";
+  CHECK(bi::rewrite_diagnostics(gcc, "/b/gen/09", origins) ==
+        "In file included from /fam/instance.cpp.in:1:\n"
+        "/fam/candidates/09/gemm_kernel.hpp: In function 'void f()':\n"
+        "/fam/candidates/09/gemm_kernel.hpp:39:25: error: 'x' was not declared\n"
+        "   39 |   return x;\n"
+        "/fam/candidates/09/gemm_kernel.hpp:40:1: note: std::vector<int> a:1\n"
+        "instances/gemm_16x16x16.cpp:7:15: error: static assertion failed\n"
+        "src/other.hpp:3:1: warning: not a copy kopt knows\n");
+  CHECK(bi::rewrite_diagnostics(gcc, "/b/gen/09", {}) == gcc);
+}
+
+TEST_CASE("diagnostics: other files named relative to the candidate's folder are named whole") {
+  kopt::test::TempDir tmp;
+  auto harness = tmp.write("src/fam/harness.cpp", "");
+  std::filesystem::create_directories(tmp.path() / "b/gen/09");
+  std::string gcc = "In file included from ./kopt_manifest.h:10,\n"
+                    "                 from ../../../src/fam/harness.cpp:3:\n"
+                    "../../../src/fam/missing.cpp:3: note: no such file, left alone\n";
+  CHECK(bi::rewrite_diagnostics(gcc, tmp.path() / "b/gen/09", {}) ==
+        "In file included from ./kopt_manifest.h:10,\n"
+        "                 from " +
+            harness.string() +
+            ":3:\n"
+            "../../../src/fam/missing.cpp:3: note: no such file, left alone\n");
+}
+
+TEST_CASE("source origins come from the candidate folder's manifest.json") {
+  kopt::test::TempDir tmp;
+  CHECK(bi::read_source_origins(tmp.path()).empty());
+  tmp.write("manifest.json", R"({"sources": {"src/k.hpp": {"file": "/fam/k.hpp"},
+    "instances/a.cpp": {"file": "/fam/t.in", "first_line": 2, "last_line": 9, "line_offset": -1}}})");
+  auto origins = bi::read_source_origins(tmp.path());
+  REQUIRE(origins.size() == 2);
+  CHECK(origins["src/k.hpp"].file == "/fam/k.hpp");
+  CHECK(origins["src/k.hpp"].last_line == 0);
+  CHECK(origins["instances/a.cpp"].first_line == 2);
+  CHECK(origins["instances/a.cpp"].line_offset == -1);
+  tmp.write("manifest.json", "{not json");
+  CHECK(bi::read_source_origins(tmp.path()).empty());
 }
 
 TEST_SUITE_END();

@@ -75,6 +75,18 @@ TEST_CASE("generate writes every file once, then nothing") {
                                  "kopt_registry.cpp", "kopt_dispatch.cpp"});
   CHECK(relative(first.inputs, tiny.dir) ==
         std::vector<std::string>{"family.json", "instance.cpp.in", "tiny_kernel.hpp", "tuned.csv"});
+  CHECK(relative(first.configure_inputs, tiny.dir) ==
+        std::vector<std::string>{"candidates/00/candidate.json", "configs.csv", "family.json",
+                                 "instance.cpp.in", "tuned.csv"});
+  // Where each generated copy came from, for the compile launcher's diagnostics.
+  nlohmann::json origins = kopt::util::read_json(dir / "manifest.json")["sources"];
+  CHECK(origins["src/tiny_kernel.hpp"] ==
+        nlohmann::json{{"file", (tiny.dir / "tiny_kernel.hpp").string()}});
+  CHECK(origins["instances/tiny_1x1.cpp"] ==
+        nlohmann::json{{"file", (tiny.dir / "instance.cpp.in").string()},
+                       {"first_line", 2},
+                       {"last_line", 5},
+                       {"line_offset", -1}});
   CHECK(first.warnings.empty());
   auto stamp = fs::last_write_time(dir / "kopt_dispatch.cpp");
 
@@ -263,6 +275,8 @@ TEST_CASE("write_cmake_fragment") {
   has("set(KOPT_tiny_01_HASH \"" + generated[0].hash + "\")");
   has("set(KOPT_tiny_01_TARGET \"M<64\")");
   has("set(KOPT_tiny_00_BASE \"\")");
+  CHECK(text.find((tiny.dir / "candidates/01/candidate.json").string() + ";") !=
+        std::string::npos); // in KOPT_tiny_CONFIGURE_DEPENDS: an edited base re-configures
   std::string sources;
   for (const auto &s : generated[1].sources) {
     sources += (sources.empty() ? "" : ";") + s.string();

@@ -59,6 +59,17 @@ TEST_CASE("read_tuned_table") {
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].kernel == "k");
   }
+  SUBCASE("a table of another arch only is refused, naming both") {
+    TempDir tmp;
+    auto file = tmp.write("t.csv", "gfx,cu_num,M,N,K,us,kernelName\nsm_90,132,1,2,3,1.0,k\n"
+                                   "sm_90,132,4,2,3,0.5,j\n");
+    CHECK_THROWS_WITH_AS(read_tuned_table(file, "sm_100", warnings),
+                         (file.string() + ": the table was measured on sm_90 (line 2), the "
+                                          "family's arch is sm_100: tune on a sm_100 device "
+                                          "(kopt tune), or change family.json's arch")
+                             .c_str(),
+                         kopt::Error);
+  }
   SUBCASE("errors name file, line and column") {
     TempDir tmp;
     auto file = tmp.write("t.csv", "cu_num,M,N,K,us,kernelName\n304,1,2,3,1.0,k\n304,x,2,3,1,k\n");

@@ -48,6 +48,14 @@ struct FakeRuntime {
     *bytes = l2_bytes;
     return ok;
   }
+  static Status arch(std::string *arch, int) {
+    *arch = "fake_1";
+    return ok;
+  }
+  static Status compute_units(int *units, int) {
+    *units = 7;
+    return ok;
+  }
   static Status memset_async(void *, int value, std::size_t bytes, Stream) {
     log.push_back("memset " + std::to_string(bytes) + " to " + std::to_string(value));
     return ok;
@@ -158,6 +166,8 @@ TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, re
     FakeRuntime::l2_bytes = 4 << 20;
     gpu::EventTimer<FakeRuntime> timer(nullptr);
     CHECK(FakeRuntime::log == Log{"l2 of device 3", "malloc 67108864"});
+    CHECK(timer.device().arch == "fake_1"); // what the harness prints as kopt-device
+    CHECK(timer.device().compute_units == 7);
   }
   SUBCASE("a large L2 flushes twice its size") {
     FakeRuntime::l2_bytes = 50 << 20;

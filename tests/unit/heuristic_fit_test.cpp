@@ -216,14 +216,14 @@ TEST_CASE("aiter PR 3316's 7-arm rule is expressible as heuristic.json") {
   CHECK(pick(4096, 4096, 7168) == "a8w8_bs_128x128_k128_v3");
 }
 
-TEST_CASE("tuned table: aiter's columns, fastest kernel with err 0 per shape") {
+TEST_CASE("tuned table: aiter's columns, fastest kernel with err 0 per shape, the rows' device") {
   kopt::spec::Family family;
-  family.arch = "sm_90";
+  family.arch = "sm_80"; // the device's arch wins
   family.impl = "kopt";
   family.instances = {{"a", {}}, {"b", {}}};
   Results r = table("M,N,K,kernel,us,err\n16,128,256,a,2,0.1\n16,128,256,b,4,0\n"
                     "32,128,256,a,1,0\n32,128,256,b,3,0\n");
-  std::string text = kopt::tune::tuned_table(r, family, 132);
+  std::string text = kopt::tune::tuned_table(r, family, {"sm_90", 132});
   CHECK(text == "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n"
                 "sm_90,132,16,128,256,kopt,1,0,4.000,b,0.262144,0,0\n"
                 "sm_90,132,32,128,256,kopt,0,0,1.000,a,2.09715,0,0\n");

@@ -143,11 +143,11 @@ TEST_CASE("the tuned table records the tie-resolved kernel and its own time") {
                      "2,8,8,a,2,0\n2,8,8,b,3,0\n3,8,8,a,2.02,0\n3,8,8,b,2,0\n";
   std::string header =
       "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n";
-  CHECK(kopt::tune::tuned_table(table(text, 0), family, 132) ==
+  CHECK(kopt::tune::tuned_table(table(text, 0), family, {"", 132}) ==
         header + "sm_90,132,1,8,8,kopt,0,0,2.000,a,6.4e-05,0,0\n"
                  "sm_90,132,2,8,8,kopt,0,0,2.000,a,0.000128,0,0\n"
                  "sm_90,132,3,8,8,kopt,1,0,2.000,b,0.000192,0,0\n");
-  CHECK(kopt::tune::tuned_table(table(text, 0.02), family, 132) ==
+  CHECK(kopt::tune::tuned_table(table(text, 0.02), family, {"", 132}) ==
         header + "sm_90,132,1,8,8,kopt,0,0,2.000,a,6.4e-05,0,0\n"
                  "sm_90,132,2,8,8,kopt,0,0,2.000,a,0.000128,0,0\n"
                  "sm_90,132,3,8,8,kopt,0,0,2.020,a,0.000190099,0,0\n");

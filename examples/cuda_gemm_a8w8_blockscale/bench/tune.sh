@@ -34,7 +34,7 @@ start=$(date +%s)
 timeout "${KOPT_TUNE_TIMEOUT:-400}" "$prefix/bin/kopt" tune --spec "$root/examples/$family/family.json" \
   --state-dir "$build/kopt/$family" --candidate "$candidate" \
   --configs "$root/examples/$family/tune_configs.csv" --warmup 1 --repeat "${KOPT_TUNE_REPEAT:-20}" \
-  --ties "${KOPT_TUNE_TIES:-0.02}" --chunk 128 --cu-num "${KOPT_CU_NUM:-132}" --gpu-wait-min 1 >"$out/tune.log" 2>&1
+  --ties "${KOPT_TUNE_TIES:-0.02}" --chunk 128 --gpu-wait-min 1 >"$out/tune.log" 2>&1
 echo "kopt tune: rc=$? in $(( $(date +%s) - start )) s"; tail -5 "$out/tune.log"
 cp "$state/full.csv" "$state/tuned.csv" "$out/" 2>/dev/null
 wc -l "$out"/*.csv

@@ -31,6 +31,20 @@ struct Runtime {
   static Status l2_cache_bytes(int *bytes, int device) {
     return cudaDeviceGetAttribute(bytes, cudaDevAttrL2CacheSize, device);
   }
+  /// "sm_<major><minor>", as nvcc's -arch names it.
+  static Status arch(std::string *arch, int device) {
+    int major = 0;
+    int minor = 0;
+    Status status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (status == cudaSuccess) {
+      status = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    }
+    *arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    return status;
+  }
+  static Status compute_units(int *units, int device) {
+    return cudaDeviceGetAttribute(units, cudaDevAttrMultiProcessorCount, device);
+  }
   static Status memset_async(void *ptr, int value, std::size_t bytes, Stream stream) {
     return cudaMemsetAsync(ptr, value, bytes, stream);
   }

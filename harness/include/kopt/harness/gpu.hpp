@@ -77,6 +77,8 @@ public:
     int l2_bytes = 0;
     KOPT_GPU_CHECK(R, R::get_device(&device));
     KOPT_GPU_CHECK(R, R::l2_cache_bytes(&l2_bytes, device));
+    KOPT_GPU_CHECK(R, R::arch(&device_.arch, device));
+    KOPT_GPU_CHECK(R, R::compute_units(&device_.compute_units, device));
     flush_ = DeviceBuffer<unsigned char, R>(
         std::max(2 * static_cast<std::size_t>(l2_bytes), std::size_t{64} << 20));
     KOPT_GPU_CHECK(R, R::event_create(&start_));
@@ -105,8 +107,10 @@ public:
     return 1000.0 * ms;
   }
   const char *name() const override { return "events"; }
+  DeviceIdentity device() const override { return device_; }
 
 private:
+  DeviceIdentity device_;
   typename R::Stream stream_;
   DeviceBuffer<unsigned char, R> flush_;
   typename R::Event start_ = nullptr;

@@ -41,6 +41,17 @@ struct Runtime {
   static Status l2_cache_bytes(int *bytes, int device) {
     return hipDeviceGetAttribute(bytes, hipDeviceAttributeL2CacheSize, device);
   }
+  /// gcnArchName without its feature flags: "gfx942" of "gfx942:sramecc+:xnack-".
+  static Status arch(std::string *arch, int device) {
+    hipDeviceProp_t properties{};
+    Status status = hipGetDeviceProperties(&properties, device);
+    const std::string name = properties.gcnArchName;
+    *arch = name.substr(0, name.find(':'));
+    return status;
+  }
+  static Status compute_units(int *units, int device) {
+    return hipDeviceGetAttribute(units, hipDeviceAttributeMultiprocessorCount, device);
+  }
   static Status memset_async(void *ptr, int value, std::size_t bytes, Stream stream) {
     return hipMemsetAsync(ptr, value, bytes, stream);
   }

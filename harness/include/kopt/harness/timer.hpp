@@ -1,10 +1,18 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace kopt::harness {
 
 class Problem;
+
+/// The device a timer measures on, as a tuned table names it: its architecture ("sm_90",
+/// "gfx942", "host") and its compute units (SMs, CUs, or the host's hardware threads).
+struct DeviceIdentity {
+  std::string arch; ///< "" when the timer does not know
+  int compute_units = 0;
+};
 
 /// Times one run of a problem. Backends differ in what they measure: the host timer takes wall
 /// time around a synchronous run, a cuda or hip timer would record events around the launch.
@@ -17,6 +25,10 @@ public:
 
   /// Returns how the time is measured ("chrono", "events"), for the human output.
   virtual const char *name() const = 0;
+
+  /// Returns the device the times are of; the harness prints it (`kopt-device: <arch> <units>`)
+  /// so that kopt tune can name it in tuned tables.
+  virtual DeviceIdentity device() const { return {}; }
 };
 
 /// The host timer: std::chrono::steady_clock around run() and sync().
@@ -24,6 +36,8 @@ class ChronoTimer final : public Timer {
 public:
   double time_run(Problem &problem) override;
   const char *name() const override { return "chrono"; }
+  /// "host" and the hardware threads the machine has.
+  DeviceIdentity device() const override;
 };
 
 /// Returns the median of `values` (the mean of the middle two for an even count); throws Error

@@ -1,0 +1,72 @@
+#include "util/file_lock.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <ostream>
+#include <string>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace kopt::util {
+
+namespace {
+
+// The pid the holder wrote into the lock file, or "" when it wrote none yet.
+std::string holder_of(int fd) {
+  char text[32] = {};
+  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  return n > 0 ? std::string(trim(std::string(text, static_cast<size_t>(n)))) : "";
+}
+
+bool lock(int fd, int how) {
+  while (::flock(fd, how) != 0) {
+    if (errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path());
+  }
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw Error(path.string() + ": cannot open the lock file: " + std::strerror(errno));
+  }
+  bool held = lock(fd_, LOCK_EX | LOCK_NB);
+  if (!held && errno == EWOULDBLOCK) {
+    if (waiting != nullptr) {
+      std::string holder = holder_of(fd_);
+      *waiting << "kopt: waiting for " << path.string()
+               << (holder.empty() ? "" : " (held by pid " + holder + ")") << "\n"
+               << std::flush;
+    }
+    held = lock(fd_, LOCK_EX);
+  }
+  if (!held) {
+    int err = errno;
+    ::close(fd_);
+    throw Error(path.string() + ": cannot lock: " + std::strerror(err));
+  }
+  // Only for the message above: who holds the lock.
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) == 0) {
+    (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) {
+    ::close(fd_); // closing the only descriptor releases the lock
+  }
+}
+
+} // namespace kopt::util

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+
+namespace kopt::util {
+
+/// An exclusive lock on a lock file (flock), held from construction until destruction: kopt
+/// processes that read, change and write the same files (the ledger, a candidate's results, a
+/// tune folder) take one first, so none of them works from a copy another is replacing. The
+/// kernel drops the lock when its holder dies, so a killed process never leaves one behind.
+class FileLock {
+public:
+  /// Creates `path` (and its folder) when missing and blocks until the lock is held. When
+  /// another process holds it, first writes one line to `waiting` (when given) naming the file
+  /// and the holder's pid. Throws kopt::Error naming `path` when it cannot be opened or locked.
+  explicit FileLock(const std::filesystem::path &path, std::ostream *waiting = nullptr);
+  ~FileLock();
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+} // namespace kopt::util
