@@ -172,7 +172,9 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
       log << "tune: " << what << ": " << rows.size() << " rows\n";
     }
   }
-  heuristic::Results results = heuristic::read_results(report.full_csv, options.ties);
+  heuristic::ReadOptions read;
+  read.ties = options.ties;
+  heuristic::Results results = heuristic::read_results(report.full_csv, read);
   std::string table = tuned_table(results, family, options.cu_num);
   util::write_file_atomic(report.tuned_csv, table);
   report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;
