@@ -1,12 +1,14 @@
 #include "cli/subcommands.hpp"
 #include "heuristic/fit.hpp"
 #include "spec/family.hpp"
+#include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <ostream>
 
@@ -23,6 +25,10 @@ struct HeuristicOptions {
   std::string features = "M,N,K,M*N";
   std::string holdout;
   double holdout_frac = 0;
+  double holdout_seeded = 0;
+  uint64_t seed = 1;
+  std::string group;
+  std::string label = "kernelName";
   double tie = 0.01;
   size_t misses = 0;
   double ties = 0;
@@ -44,12 +50,63 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   add_ties_option(app, o.ties);
 }
 
-std::string default_kernel(const HeuristicOptions &o) {
+// --results, --group and --label: the table, in either format.
+void add_results_options(CLI::App &app, HeuristicOptions &o, CLI::Option *holdout) {
+  auto *results = app.add_option("--results", o.results,
+                                 "kopt tune's full.csv, or an aiter tuned CSV (winners only: "
+                                 "gfx,cu_num,M,N,K,...,kernelName,...)")
+                      ->required();
+  if (holdout) {
+    // Given before --help, the table says what a group of it is (CLI11 runs option callbacks
+    // before it answers --help).
+    results->each([holdout](const std::string &file) {
+      std::ifstream in(file);
+      std::string header;
+      if (!std::getline(in, header)) {
+        return; // the handler reports an unreadable table
+      }
+      try {
+        util::CsvTable head = util::parse_csv(header, file);
+        std::vector<std::string> columns = heuristic::config_columns(head);
+        std::erase(columns, "M");
+        holdout->description(holdout->get_description() + "; a group of " + file + " is " +
+                             util::join(columns, ",") +
+                             (head.find_column("kernelName") >= 0 ? " within its --group" : ""));
+      } catch (const Error &) { // so does a header of neither format
+      }
+    });
+  }
+  app.add_option("--group", o.group,
+                 "aiter tables: the (gfx, cu_num) group to read, e.g. 'gfx942,304' (one heuristic "
+                 "per group; needed when the table holds several)");
+  app.add_option("--label", o.label,
+                 "aiter tables: what names a kernel, kernelName or kernelName+splitK")
+      ->check(CLI::IsMember({"kernelName", "kernelName+splitK"}))
+      ->capture_default_str();
+}
+
+// The family's instance names when --spec is given: every kernel the table names must be one.
+void check_family(const HeuristicOptions &o, const heuristic::Results &results) {
+  if (o.spec.empty()) {
+    return;
+  }
+  spec::Family family = spec::load_family(o.spec);
+  std::vector<std::string> names;
+  for (const auto &instance : family.instances) {
+    names.push_back(instance.name);
+  }
+  heuristic::check_instances(results, names, family.name);
+}
+
+std::string default_kernel(const HeuristicOptions &o, const heuristic::Results &results) {
   if (!o.default_kernel.empty()) {
     return o.default_kernel;
   }
   if (!o.spec.empty()) {
     return spec::load_family(o.spec).default_kernel;
+  }
+  if (results.winners_only) {
+    return heuristic::most_frequent(results);
   }
   throw Error("heuristic eval: give --default <kernel> or --spec <family.json>");
 }
@@ -59,22 +116,37 @@ std::string default_kernel(const HeuristicOptions &o) {
 Handler setup_heuristic(CLI::App &app) {
   auto o = std::make_shared<HeuristicOptions>();
   app.require_subcommand(1);
-  o->fit_app = app.add_subcommand("fit", "learn a rule list from full.csv -> heuristic.json");
-  o->fit_app->add_option("--results", o->results, "kopt tune's full.csv")->required();
+  o->fit_app = app.add_subcommand(
+      "fit", "learn a rule list from full.csv or an aiter tuned CSV -> heuristic.json");
+  add_results_options(*o->fit_app, *o, nullptr);
   o->fit_app->add_option("--out", o->out, "the heuristic.json to write")->required();
+  o->fit_app->add_option("--spec", o->spec,
+                         "family.json: every kernel the table names must be its instance");
   add_fit_options(*o->fit_app, *o);
   o->eval_app = app.add_subcommand("eval", "score a rule list against the tuned choice");
-  o->eval_app->add_option("--results", o->results, "kopt tune's full.csv")->required();
   auto *h = o->eval_app->add_option("--heuristic", o->heuristic, "the heuristic.json to score");
-  auto *ho = o->eval_app->add_option("--holdout", o->holdout,
-                                     "fit on all but these groups and score them: 'N,K;N,K'");
+  auto *ho = o->eval_app->add_option(
+      "--holdout", o->holdout,
+      "fit on all but these groups and score them: 'N,K;N,K' (a group is one value of each "
+      "config column other than M, in order)");
   auto *hf = o->eval_app->add_option(
       "--holdout-frac", o->holdout_frac,
       "cross-validate: hold out this fraction of the groups at a time (1/F folds)");
-  ho->excludes(hf);
-  h->excludes(ho)->excludes(hf);
-  o->eval_app->add_option("--spec", o->spec, "family.json (for the default kernel)");
-  o->eval_app->add_option("--default", o->default_kernel, "the default kernel");
+  auto *hs = o->eval_app->add_option(
+      "--holdout-seeded", o->holdout_seeded,
+      "fit on all but round(F x groups) groups chosen by a shuffle seeded with --seed, and "
+      "score them (docs/FORMATS.md: reproducible from the same table)");
+  o->eval_app->add_option("--seed", o->seed, "the seed of --holdout-seeded")->capture_default_str();
+  ho->excludes(hf)->excludes(hs);
+  hf->excludes(hs);
+  h->excludes(ho)->excludes(hf)->excludes(hs);
+  add_results_options(*o->eval_app, *o, ho);
+  o->eval_app->add_option("--spec", o->spec,
+                          "family.json: the default kernel; every kernel the table names must "
+                          "be its instance");
+  o->eval_app->add_option("--default", o->default_kernel,
+                          "the default kernel (winners-only tables: the most frequent kernel "
+                          "when not given)");
   o->eval_app->add_option("--tie", o->tie, "slack of the 'within tie' match")
       ->capture_default_str();
   o->eval_app->add_option("--misses", o->misses,
@@ -89,7 +161,13 @@ Handler setup_heuristic(CLI::App &app) {
         o->fit.features.emplace_back(util::trim(feature));
       }
     }
-    heuristic::Results results = heuristic::read_results(o->results, o->ties);
+    heuristic::ReadOptions read;
+    read.ties = o->ties;
+    read.label = o->label == "kernelName" ? heuristic::KernelLabel::name
+                                          : heuristic::KernelLabel::name_and_split_k;
+    read.group = o->group;
+    heuristic::Results results = heuristic::read_results(o->results, read);
+    check_family(*o, results);
     if (o->fit_app->parsed()) {
       heuristic::RuleList rules = heuristic::fit(results, o->fit);
       util::write_json_atomic(o->out, heuristic::to_json(rules));
@@ -102,11 +180,17 @@ Handler setup_heuristic(CLI::App &app) {
       }
       return 0;
     }
-    std::string fallback = default_kernel(*o);
+    std::string fallback = default_kernel(*o, results);
     heuristic::Evaluation e;
     if (!o->holdout.empty()) {
       e = heuristic::evaluate_holdout(results, heuristic::parse_holdout(results, o->holdout),
                                       o->fit, fallback, o->tie);
+    } else if (o->holdout_seeded > 0) {
+      std::vector<std::string> held = heuristic::seeded_groups(results, o->holdout_seeded, o->seed);
+      e = heuristic::evaluate_holdout(results, held, o->fit, fallback, o->tie);
+      e.split = "--holdout-seeded " + util::format_number(o->holdout_seeded) + " --seed " +
+                std::to_string(o->seed) + ": " + std::to_string(held.size()) + " of " +
+                std::to_string(heuristic::all_groups(results).size()) + " groups";
     } else if (o->holdout_frac > 0) {
       if (o->holdout_frac >= 1) {
         throw Error("heuristic eval: --holdout-frac: expected a fraction below 1, got " +
@@ -116,7 +200,8 @@ Handler setup_heuristic(CLI::App &app) {
                                     o->fit, fallback, o->tie);
     } else {
       if (o->heuristic.empty()) {
-        throw Error("heuristic eval: give --heuristic, --holdout or --holdout-frac");
+        throw Error("heuristic eval: give --heuristic, --holdout, --holdout-frac or "
+                    "--holdout-seeded");
       }
       heuristic::RuleList rules =
           heuristic::parse_rules(util::read_json(o->heuristic), results.columns, o->heuristic);
@@ -124,7 +209,6 @@ Handler setup_heuristic(CLI::App &app) {
     }
     if (context.json) {
       nlohmann::json j = heuristic::to_json(e);
-      j["default"] = fallback;
       context.out << j.dump(2) << "\n";
     } else {
       context.out << heuristic::to_text(e, o->misses);

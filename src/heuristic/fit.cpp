@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 namespace kopt::heuristic {
@@ -191,22 +192,33 @@ std::string shape_name(const Results &r, const Shape &s) {
   return util::join(parts, ",");
 }
 
-nlohmann::json score_json(const Score &s) {
+// The table for messages: "tuned.csv (gfx942,304)" for a group of an aiter table.
+std::string source_name(const Results &r) {
+  return r.table_group.empty() ? r.source : r.source + " (" + r.table_group + ")";
+}
+
+// A score as JSON; the slowdowns are null when `measured` is false (a winners-only table).
+nlohmann::json score_json(const Score &s, bool measured) {
   auto ratio = [&](size_t n) { return s.shapes ? static_cast<double>(n) / s.shapes : 0.0; };
+  auto slowdown = [&](double x) { return measured ? nlohmann::json(x) : nlohmann::json(); };
   return {{"shapes", s.shapes},
           {"matched", s.matched},
           {"match", ratio(s.matched)},
           {"within_tie", s.within_tie},
           {"match_within_tie", ratio(s.within_tie)},
           {"unmeasured", s.unmeasured},
-          {"geomean_slowdown", s.geomean()},
-          {"worst_slowdown", s.worst},
-          {"worst_shape", s.worst_shape},
-          {"default_geomean_slowdown", s.default_geomean()},
-          {"default_worst_slowdown", s.default_worst},
-          {"tuned_vs_raw_geomean", s.tuned_geomean()},
-          {"tuned_vs_raw_worst", s.tuned_worst},
-          {"tuned_vs_raw_worst_shape", s.tuned_worst_shape}};
+          {"geomean_slowdown", slowdown(s.geomean())},
+          {"worst_slowdown", slowdown(s.worst)},
+          {"worst_shape", measured ? s.worst_shape : ""},
+          {"default_geomean_slowdown", slowdown(s.default_geomean())},
+          {"default_worst_slowdown", slowdown(s.default_worst)},
+          {"default_matched", s.default_matched},
+          {"default_match", ratio(s.default_matched)},
+          {"baseline_matched", s.baseline_matched},
+          {"baseline_match", ratio(s.baseline_matched)},
+          {"tuned_vs_raw_geomean", slowdown(s.tuned_geomean())},
+          {"tuned_vs_raw_worst", slowdown(s.tuned_worst)},
+          {"tuned_vs_raw_worst_shape", measured ? s.tuned_worst_shape : ""}};
 }
 
 std::string percent(size_t n, size_t of) {
@@ -427,6 +439,8 @@ void Score::add(const Score &o) {
   default_log_sum += o.default_log_sum;
   default_measured += o.default_measured;
   default_worst = std::max(default_worst, o.default_worst);
+  default_matched += o.default_matched;
+  baseline_matched += o.baseline_matched;
   tuned_log_sum += o.tuned_log_sum;
   if (o.tuned_worst > tuned_worst) {
     tuned_worst = o.tuned_worst;
@@ -436,10 +450,15 @@ void Score::add(const Score &o) {
 }
 
 Evaluation evaluate_rules(const Results &results, const RuleList &rules,
-                          const std::string &default_kernel, double tie) {
+                          const std::string &default_kernel, double tie,
+                          const std::string &baseline) {
   Evaluation e;
   e.tie = tie;
   e.ties = results.ties;
+  e.winners_only = results.winners_only;
+  e.source = source_name(results);
+  e.default_kernel = default_kernel;
+  e.baseline = baseline.empty() ? most_frequent(results) : baseline;
   std::map<std::string, Score> groups;
   for (const auto &s : results.shapes) {
     const std::string &best = s.tuned;
@@ -454,6 +473,8 @@ Evaluation evaluate_rules(const Results &results, const RuleList &rules,
     }
     Score one;
     one.shapes = 1;
+    one.default_matched = default_kernel == best ? 1 : 0;
+    one.baseline_matched = e.baseline == best ? 1 : 0;
     one.tuned_log_sum = std::log(best_us / raw_us);
     one.tuned_worst = best_us / raw_us;
     one.tuned_worst_shape = shape_name(results, s);
@@ -497,16 +518,16 @@ Evaluation evaluate_holdout(const Results &results, const std::vector<std::strin
     throw Error("heuristic eval: --holdout leaves no shapes to fit on");
   }
   resolve_ties(train, results.ties); // the fit must not see the held-out shapes' wins
-  return evaluate_rules(test, fit(train, options), default_kernel, tie);
+  Evaluation e =
+      evaluate_rules(test, fit(train, options), default_kernel, tie, most_frequent(train));
+  e.held_out = holdout;
+  std::sort(e.held_out.begin(), e.held_out.end());
+  return e;
 }
 
 Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &options,
                           const std::string &default_kernel, double tie) {
-  std::set<std::string> names;
-  for (const auto &s : results.shapes) {
-    names.insert(group_of(results, s));
-  }
-  std::vector<std::string> groups(names.begin(), names.end());
+  std::vector<std::string> groups = all_groups(results);
   if (folds < 2 || static_cast<size_t>(folds) > groups.size()) {
     throw Error("heuristic eval: cross-validation needs 2 to " + std::to_string(groups.size()) +
                 " folds (one per group at most), got " + std::to_string(folds));
@@ -514,26 +535,38 @@ Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &o
   Evaluation pooled;
   pooled.tie = tie;
   pooled.ties = results.ties;
+  pooled.winners_only = results.winners_only;
+  pooled.source = source_name(results);
+  pooled.default_kernel = default_kernel;
+  std::set<std::string> baselines;
   for (int f = 0; f < folds; ++f) {
     std::vector<std::string> holdout;
     for (size_t i = static_cast<size_t>(f); i < groups.size(); i += static_cast<size_t>(folds)) {
       holdout.push_back(groups[i]);
     }
     Evaluation e = evaluate_holdout(results, holdout, options, default_kernel, tie);
+    baselines.insert(e.baseline);
     pooled.total.add(e.total);
     pooled.groups.insert(pooled.groups.end(), e.groups.begin(), e.groups.end());
   }
   std::sort(pooled.groups.begin(), pooled.groups.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
+  // Each fold's baseline is its own training groups' most frequent kernel.
+  pooled.baseline = util::join({baselines.begin(), baselines.end()}, " / ");
   return pooled;
+}
+
+std::vector<std::string> all_groups(const Results &results) {
+  std::set<std::string> names;
+  for (const auto &s : results.shapes) {
+    names.insert(group_of(results, s));
+  }
+  return {names.begin(), names.end()};
 }
 
 std::vector<std::string> parse_holdout(const Results &results, const std::string &text) {
   std::vector<std::string> columns = group_columns(results);
-  std::set<std::string> known;
-  for (const auto &s : results.shapes) {
-    known.insert(group_of(results, s));
-  }
+  std::vector<std::string> known = all_groups(results);
   std::vector<std::string> out;
   for (const auto &item : util::split(text, ';')) {
     if (util::trim(item).empty()) {
@@ -541,8 +574,9 @@ std::vector<std::string> parse_holdout(const Results &results, const std::string
     }
     std::vector<std::string> values = util::split(item, ',');
     if (values.size() != columns.size()) {
-      throw Error("--holdout: '" + item + "': expected " + std::to_string(columns.size()) +
-                  " values (" + util::join(columns, ",") + ")");
+      throw Error("--holdout: '" + item + "': a group of " + source_name(results) + " is " +
+                  std::to_string(columns.size()) + " values, " + util::join(columns, ",") +
+                  " (the config columns other than M), got " + std::to_string(values.size()));
     }
     std::vector<std::string> parts;
     for (size_t c = 0; c < columns.size(); ++c) {
@@ -550,15 +584,40 @@ std::vector<std::string> parse_holdout(const Results &results, const std::string
       parts.push_back(columns[c] + "=" + std::to_string(v));
     }
     std::string group = util::join(parts, ",");
-    if (!known.count(group)) {
-      throw Error("--holdout: " + group + " is not in " + results.source);
+    if (!std::binary_search(known.begin(), known.end(), group)) {
+      throw Error("--holdout: " + group + " is not a group of " + source_name(results) +
+                  " (groups: " + util::join(known, "; ") + ")");
     }
     out.push_back(group);
   }
   if (out.empty()) {
-    throw Error("--holdout: expected at least one group, got '" + text + "'");
+    throw Error("--holdout: expected at least one group (" + util::join(columns, ",") +
+                "; ...), got '" + text + "'");
   }
   return out;
+}
+
+std::vector<std::string> seeded_groups(const Results &results, double fraction, uint64_t seed) {
+  std::vector<std::string> groups = all_groups(results);
+  if (!(fraction > 0 && fraction < 1)) {
+    throw Error("--holdout-seeded: expected a fraction of the groups between 0 and 1, got " +
+                util::format_number(fraction));
+  }
+  const size_t n = groups.size();
+  if (n < 2) {
+    throw Error("--holdout-seeded: " + source_name(results) + " has " + std::to_string(n) +
+                " group (" + util::join(group_columns(results), ",") +
+                "): nothing is left to fit on when it is held out");
+  }
+  std::mt19937_64 engine(seed);
+  for (size_t i = n - 1; i > 0; --i) {
+    std::swap(groups[i], groups[static_cast<size_t>(engine() % (i + 1))]);
+  }
+  const size_t count = std::clamp<size_t>(
+      static_cast<size_t>(std::llround(fraction * static_cast<double>(n))), 1, n - 1);
+  groups.resize(count);
+  std::sort(groups.begin(), groups.end());
+  return groups;
 }
 
 // The misses, slowest first (unmeasured picks first of all), then in shape order.
@@ -570,7 +629,8 @@ std::vector<Miss> slowest_first(std::vector<Miss> misses) {
 }
 
 nlohmann::json to_json(const Evaluation &e) {
-  nlohmann::json out = score_json(e.total);
+  const bool measured = !e.winners_only;
+  nlohmann::json out = score_json(e.total, measured);
   nlohmann::json misses = nlohmann::json::array();
   for (const auto &m : slowest_first(e.total.misses)) {
     misses.push_back(
@@ -582,9 +642,15 @@ nlohmann::json to_json(const Evaluation &e) {
   out["misses"] = std::move(misses);
   out["tie"] = e.tie;
   out["ties"] = e.ties;
+  out["winners_only"] = e.winners_only;
+  out["source"] = e.source;
+  out["default"] = e.default_kernel;
+  out["baseline"] = e.baseline;
+  out["held_out"] = e.held_out;
+  out["split"] = e.split;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto &[name, score] : e.groups) {
-    nlohmann::json row = score_json(score);
+    nlohmann::json row = score_json(score, measured);
     row["group"] = name;
     groups.push_back(std::move(row));
   }
@@ -592,12 +658,45 @@ nlohmann::json to_json(const Evaluation &e) {
   return out;
 }
 
-std::string to_text(const Evaluation &e, size_t misses) {
+namespace {
+
+// "99.1% (8100/8172)"
+std::string match_of(size_t n, size_t of) {
+  return percent(n, of) + " (" + std::to_string(n) + "/" + std::to_string(of) + ")";
+}
+
+// The lines of a winners-only evaluation: match rates against the one-kernel anchors.
+std::string winners_text(const Evaluation &e) {
+  const Score &t = e.total;
+  const std::string none = "not measured (winners only: no time for a kernel that did not win)\n";
+  std::string out = "shapes: " + std::to_string(t.shapes) + " of " + e.source +
+                    ", winners only: picks are scored by match alone\n";
+  out += "match vs tuned: " + match_of(t.matched, t.shapes) + "\n";
+  out += "most frequent kernel alone (" + e.baseline +
+         "): " + match_of(t.baseline_matched, t.shapes) + "; misses " +
+         std::to_string(t.shapes - t.matched) + " vs " +
+         std::to_string(t.shapes - t.baseline_matched) + "\n";
+  if (e.default_kernel != e.baseline) {
+    out += "default kernel alone (" + e.default_kernel +
+           "): " + match_of(t.default_matched, t.shapes) + "\n";
+  }
+  out += "geomean slowdown vs tuned: " + none;
+  out += "worst slowdown vs tuned: " + none;
+  out += "\n| group | shapes | match | most frequent alone |\n|---|---|---|---|\n";
+  for (const auto &[name, s] : e.groups) {
+    out += "| " + name + " | " + std::to_string(s.shapes) + " | " + percent(s.matched, s.shapes) +
+           " | " + percent(s.baseline_matched, s.shapes) + " |\n";
+  }
+  return out;
+}
+
+// The lines of an evaluation on a full table: match rates, slowdowns and what the ties cost.
+std::string full_text(const Evaluation &e) {
   const Score &t = e.total;
   std::string out = "shapes: " + std::to_string(t.shapes) + "\n";
-  out += "match vs tuned: " + percent(t.matched, t.shapes) + " (" + std::to_string(t.matched) +
-         "/" + std::to_string(t.shapes) + "); within " + util::format_number(100 * e.tie, 3) +
-         "% of tuned: " + percent(t.within_tie, t.shapes) + "\n";
+  out += "match vs tuned: " + match_of(t.matched, t.shapes) + "; within " +
+         util::format_number(100 * e.tie, 3) + "% of tuned: " + percent(t.within_tie, t.shapes) +
+         "\n";
   out += "geomean slowdown vs tuned: " + util::format_number(t.geomean(), 4) +
          "x (default only: " + util::format_number(t.default_geomean(), 4) + "x)\n";
   out += "worst slowdown vs tuned: " + util::format_number(t.worst, 4) + "x at " + t.worst_shape +
@@ -618,6 +717,19 @@ std::string to_text(const Evaluation &e, size_t misses) {
            " | " + util::format_number(s.geomean(), 4) + " | " + util::format_number(s.worst, 4) +
            " | " + util::format_number(s.default_geomean(), 4) + " |\n";
   }
+  return out;
+}
+
+} // namespace
+
+std::string to_text(const Evaluation &e, size_t misses) {
+  const Score &t = e.total;
+  std::string out;
+  if (!e.held_out.empty()) {
+    out += "held out" + (e.split.empty() ? std::string() : " (" + e.split + ")") + ": " +
+           util::join(e.held_out, "; ") + "\n";
+  }
+  out += e.winners_only ? winners_text(e) : full_text(e);
   if (misses > 0 && !t.misses.empty()) {
     std::vector<Miss> slowest = slowest_first(t.misses);
     slowest.resize(std::min(misses, slowest.size()));

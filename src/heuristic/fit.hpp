@@ -3,6 +3,7 @@
 #include "heuristic/results.hpp"
 #include "heuristic/rules.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,10 @@ struct Score {
   double default_log_sum = 0;  ///< the same for the default kernel alone
   size_t default_measured = 0; ///< shapes where the default had a usable timing
   double default_worst = 1;
-  double tuned_log_sum = 0; ///< sum of log(tuned us / raw argmin us): what the ties cost
-  double tuned_worst = 1;   ///< the largest tuned us / raw argmin us
+  size_t default_matched = 0;  ///< shapes where the default kernel is the tuned choice
+  size_t baseline_matched = 0; ///< the same for the most frequent kernel (Evaluation::baseline)
+  double tuned_log_sum = 0;    ///< sum of log(tuned us / raw argmin us): what the ties cost
+  double tuned_worst = 1;      ///< the largest tuned us / raw argmin us
   std::string tuned_worst_shape;
   std::vector<Miss> misses; ///< every shape whose pick is not the tuned choice, in shape order
 
@@ -73,13 +76,21 @@ struct Evaluation {
   Score total;
   std::vector<std::pair<std::string, Score>> groups; ///< sorted by group name
   double tie = 0;
-  double ties = 0; ///< the ties of the tuned choices (Results::ties)
+  double ties = 0;           ///< the ties of the tuned choices (Results::ties)
+  bool winners_only = false; ///< scored on a winners-only table: match rates only
+  std::string source;        ///< the table, and its (gfx, cu_num) group: "t.csv (gfx942,304)"
+  std::string default_kernel;
+  std::string baseline; ///< the most frequent tuned kernel of the shapes the rules were fit on
+  std::vector<std::string> held_out; ///< the groups a holdout scored, "" for none
+  std::string split;                 ///< how they were chosen: "seed 1, 4 of 12 groups"
 };
 
 /// Scores `rules` (falling back to `default_kernel` when no rule holds) on every shape of
-/// `results` that has a usable kernel. `tie` is the relative slack of `within_tie`.
+/// `results` that has a usable kernel. `tie` is the relative slack of `within_tie`. The
+/// baseline is `baseline`, or when "" the most frequent tuned kernel of `results`.
 Evaluation evaluate_rules(const Results &results, const RuleList &rules,
-                          const std::string &default_kernel, double tie);
+                          const std::string &default_kernel, double tie,
+                          const std::string &baseline = "");
 
 /// Cross-validation over groups: fits on every group outside `holdout` and scores the holdout.
 /// The held-out shapes are scored against the tuned choices of all of `results` (the tuned
@@ -94,8 +105,19 @@ Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &o
                           const std::string &default_kernel, double tie);
 
 /// Parses --holdout "4096,7168;1536,7168": each item gives the group columns' values (N,K) in
-/// order; returns the group names. A group that is not in `results` is an error naming it.
+/// order; returns the group names. A group that is not in `results` is an error naming it; an
+/// item of the wrong size is an error that says what a group of `results` is.
 std::vector<std::string> parse_holdout(const Results &results, const std::string &text);
+
+/// The groups of `results` (group_of), sorted and without repeats.
+std::vector<std::string> all_groups(const Results &results);
+
+/// A fixed held-out split anyone can redo from the same table: of the sorted groups, a
+/// Fisher-Yates shuffle driven by std::mt19937_64(seed) (for i = n-1 down to 1, swap i with
+/// draw % (i + 1); the engine's draws are fixed by the standard, unlike std::shuffle's) keeps the
+/// first round(fraction x n), at least 1 and at most n - 1. Returned sorted. A fraction outside
+/// (0, 1) or fewer than 2 groups is an error.
+std::vector<std::string> seeded_groups(const Results &results, double fraction, uint64_t seed);
 
 /// The evaluation as JSON (match, geomean, worst, default geomean, per-group rows, and every
 /// miss, slowest first).

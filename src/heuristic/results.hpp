@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kopt::util {
@@ -18,6 +19,7 @@ namespace kopt::heuristic {
 struct Timing {
   double us = 0;
   std::optional<double> err;
+  int line = 0; ///< the row it came from, for messages
 
   /// True when the kernel may be picked for the shape: a positive time and err 0 or unknown.
   bool usable() const { return us > 0 && (!err || *err == 0); }
@@ -35,12 +37,17 @@ struct Shape {
   std::string best() const;
 };
 
-/// A full tuning results table (`kopt tune`'s full.csv): config columns, then kernel, us, err.
+/// A tuning results table: `kopt tune`'s full.csv (config columns, then kernel, us, err: every
+/// kernel's time on every shape), or a winners-only aiter tuned table (one (gfx, cu_num) group of
+/// it: per shape the winning kernel and its time, no other kernel's).
 struct Results {
-  std::string source;               ///< the file, for messages
-  std::vector<std::string> columns; ///< the config columns, in file order
-  std::vector<Shape> shapes;        ///< sorted by dims
-  double ties = 0;                  ///< the relative slack the tuned choices were resolved with
+  std::string source;                   ///< the file, for messages
+  std::vector<std::string> columns;     ///< the config columns, in file order (M, N, K for aiter's)
+  std::vector<Shape> shapes;            ///< sorted by dims
+  double ties = 0;                      ///< the relative slack the tuned choices were resolved with
+  bool winners_only = false;            ///< an aiter table: only the tuned kernel's time is known
+  std::string table_group;              ///< the aiter table's (gfx, cu_num) group: "gfx942,304"
+  std::string kernel_column = "kernel"; ///< the column that names kernels, for messages
 
   /// Every kernel named anywhere in the table, sorted.
   std::vector<std::string> kernels() const;
@@ -60,13 +67,51 @@ inline const std::vector<std::string> kResultColumns = {"kernel", "us", "err"};
 /// flipping between near-equal ones. Throws Error when ties is negative or not finite.
 void resolve_ties(Results &r, double ties);
 
-/// Builds a results table from parsed CSV: the columns before `kernel` are the config columns
-/// (integers). A missing column or a bad number is an error naming file:line and the column;
-/// a kernel measured twice on a shape keeps the lower time. Tuned choices under `ties`.
-Results parse_results(const util::CsvTable &table, double ties = 0);
+/// How a winners-only table labels a shape's kernel: its kernelName, or kernelName and splitK
+/// ("<kernelName>+splitK=<k>", kSplitKLabel) when the split-K factor is part of the choice.
+enum class KernelLabel { name, name_and_split_k };
 
-/// Reads full.csv; errors as parse_results.
-Results read_results(const std::filesystem::path &file, double ties = 0);
+/// What joins kernelName and splitK in a KernelLabel::name_and_split_k label.
+inline constexpr std::string_view kSplitKLabel = "+splitK=";
+
+/// How to read a results table.
+struct ReadOptions {
+  double ties = 0;                       ///< see resolve_ties
+  KernelLabel label = KernelLabel::name; ///< aiter tables only
+  std::string group;                     ///< aiter tables: the (gfx, cu_num) group "gfx942,304"
+                                         ///< ("304" without gfx); "" when the table holds one
+};
+
+/// Builds a results table from parsed CSV, in either format (docs/FORMATS.md):
+/// - full.csv: the columns before `kernel` are the config columns (integers); a kernel measured
+///   twice on a shape keeps the lower time;
+/// - an aiter tuned table (a `kernelName` column and no `kernel`): gfx (or arch; optional),
+///   cu_num, M, N, K, us, kernelName (splitK with KernelLabel::name_and_split_k); the other
+///   columns are ignored. One (gfx, cu_num) group is read, options.group or the only one; a
+///   shape listed twice keeps the lower time when both rows name the same kernel, and is an
+///   error when they name different winners.
+/// A missing column or a bad value is an error naming file:line and the column. Tuned choices
+/// under options.ties.
+Results parse_results(const util::CsvTable &table, const ReadOptions &options = {});
+
+/// Reads full.csv or an aiter tuned table; errors as parse_results.
+Results read_results(const std::filesystem::path &file, const ReadOptions &options = {});
+
+/// The instance a kernel label names: the label without its kSplitKLabel part.
+std::string instance_of(const std::string &label);
+
+/// Throws Error `file:line: kernel: 'x' is not an instance of family 'f'` (the table's kernel
+/// column) for the first row, in line order, whose kernel `instances` does not hold.
+void check_instances(const Results &r, const std::vector<std::string> &instances,
+                     const std::string &family);
+
+/// The config columns of a results table in either format, read from its header alone (what a
+/// group of it is before the rows are read); throws as parse_results on a header of neither.
+std::vector<std::string> config_columns(const util::CsvTable &table);
+
+/// The most frequent tuned choice of `r`'s shapes (the first by name among equal counts), or ""
+/// when no shape has one: the one kernel a table without a heuristic would be served by best.
+std::string most_frequent(const Results &r);
 
 /// The config columns of `r` other than M, the columns of the per-(N,K) groups.
 std::vector<std::string> group_columns(const Results &r);

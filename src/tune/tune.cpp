@@ -258,7 +258,9 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   profile::HarnessDevice device = table_device(full);
   report.arch = device.arch.empty() ? family.arch : device.arch;
   report.compute_units = device.compute_units;
-  heuristic::Results results = heuristic::parse_results(full, options.ties);
+  heuristic::ReadOptions read;
+  read.ties = options.ties;
+  heuristic::Results results = heuristic::parse_results(full, read);
   std::string table = tuned_table(results, family, {report.arch, report.compute_units});
   util::write_file_atomic(report.tuned_csv, table);
   report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;

@@ -131,9 +131,14 @@ TEST_CASE("holdout: fit on the other (N,K) groups, score the held-out ones") {
   Evaluation e = evaluate_holdout(r, holdout, options, "a", 0);
   CHECK(e.total.shapes == 20);
   CHECK(e.groups.size() == 2);
-  CHECK_THROWS_WITH_AS(parse_holdout(r, "4096,4097"), "--holdout: N=4096,K=4097 is not in full.csv",
+  CHECK_THROWS_WITH_AS(parse_holdout(r, "4096,4097"),
+                       "--holdout: N=4096,K=4097 is not a group of full.csv (groups: "
+                       "N=1024,K=128; N=1536,K=7168; N=2048,K=512; N=4096,K=128; N=4096,K=4096; "
+                       "N=8192,K=1024)",
                        kopt::Error);
-  CHECK_THROWS_WITH_AS(parse_holdout(r, "4096"), "--holdout: '4096': expected 2 values (N,K)",
+  CHECK_THROWS_WITH_AS(parse_holdout(r, "4096"),
+                       "--holdout: '4096': a group of full.csv is 2 values, N,K (the config "
+                       "columns other than M), got 1",
                        kopt::Error);
   Evaluation folds = evaluate_folds(r, 3, options, "a", 0);
   CHECK(folds.total.shapes == 60);

@@ -15,7 +15,9 @@ using namespace kopt::heuristic;
 namespace {
 
 Results table(const std::string &text, double ties) {
-  return parse_results(kopt::util::parse_csv(text, "full.csv"), ties);
+  ReadOptions options;
+  options.ties = ties;
+  return parse_results(kopt::util::parse_csv(text, "full.csv"), options);
 }
 
 // Six (N,K) pairs, N alike in both halves: where K == 512, kernel "c" wins by 20%; elsewhere "a"
