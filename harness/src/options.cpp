@@ -2,6 +2,8 @@
 #include "kopt/harness/run.hpp"
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace kopt::harness {
 
@@ -124,6 +126,41 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
     }
   }
   return options;
+}
+
+std::vector<std::string> to_args(const Options &options) {
+  std::vector<std::string> args = {"--configs", options.configs};
+  switch (options.mode) {
+  case Mode::correctness:
+    args.emplace_back("--correctness");
+    break;
+  case Mode::benchmark:
+    args.emplace_back("--benchmark");
+    break;
+  case Mode::full_benchmark:
+    args.emplace_back("--full-benchmark");
+    break;
+  case Mode::write_golden:
+    args.insert(args.end(), {"--write-golden", options.write_golden});
+    break;
+  }
+  if (!options.out.empty()) {
+    args.insert(args.end(), {"--out", options.out});
+  }
+  if (!options.golden.empty()) {
+    args.insert(args.end(), {"--golden", options.golden});
+  }
+  if (options.mode == Mode::benchmark || options.mode == Mode::full_benchmark) {
+    args.insert(args.end(), {"--warmup", std::to_string(options.warmup), "--repeat",
+                             std::to_string(options.repeat)});
+  }
+  if (options.seed != default_seed) {
+    args.insert(args.end(), {"--seed", std::to_string(options.seed)});
+  }
+  if (!options.kernel.empty()) {
+    args.insert(args.end(), {"--kernel", options.kernel});
+  }
+  return args;
 }
 
 } // namespace kopt::harness

@@ -124,11 +124,14 @@ Handler setup_analyze(CLI::App &app) {
                     " first)");
       }
       // One timed launch per config, no warm-up: ncu replays each launch per section anyway.
+      kopt::harness::Options args;
+      args.mode = kopt::harness::Mode::benchmark;
+      args.configs = (dir / "configs.csv").string();
+      args.out = (dir / "harness.csv").string();
+      args.warmup = 0;
+      args.repeat = 1;
       util::Command command;
-      command.argv = ncu_analyze_command(
-          family.kernel_regex,
-          {harness.string(), "--configs", (dir / "configs.csv").string(), "--benchmark", "--warmup",
-           "0", "--repeat", "1", "--out", (dir / "harness.csv").string()});
+      command.argv = ncu_analyze_command(family.kernel_regex, profile::harness_argv(harness, args));
       command.env = setup->env;
       command.timeout_s = family.timeout_s;
       util::RealProcessRunner runner;

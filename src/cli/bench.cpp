@@ -179,8 +179,12 @@ Handler setup_bench(CLI::App &app) {
         std::ostream &progress = context.json ? context.err : context.out;
         progress << "candidate " << id << " side by side with BEST " << best.id << ": " << rounds
                  << " rounds\n";
-        profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
-                                                             id, rounds, runner, *setup, progress);
+        // A BEST not yet recorded may be recorded from these samples: one of its runs compares.
+        profile::GoldenCheck best_golden =
+            best.recorded ? profile::GoldenCheck::skip : profile::GoldenCheck::compare;
+        profile::SideBySide side =
+            profile::run_side_by_side(loaded.family, loaded.layout, best.id, id, rounds, runner,
+                                      *setup, progress, best_golden);
         m = std::move(side.candidate);
         best_side = std::move(side.best);
         profile::write_measurement(loaded.layout.paired_best(id), *best_side);

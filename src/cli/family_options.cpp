@@ -37,7 +37,7 @@ Best LoadedFamily::best() const {
   std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
   if (!state) {
     std::string id = baseline();
-    return {id, candidates.content_hash(family, id)};
+    return {id, candidates.content_hash(family, id), false};
   }
   std::string now = candidates.content_hash(family, state->best);
   if (now != state->best_hash) {

@@ -31,6 +31,7 @@ struct FamilyOptions {
 struct Best {
   std::string id;
   std::string hash;
+  bool recorded = true; ///< false: the baseline before the ledger has a state
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.

@@ -22,16 +22,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char *mode_flag(HarnessMode mode) {
+harness::Mode harness_mode(HarnessMode mode) {
   switch (mode) {
   case HarnessMode::correctness:
-    return "--correctness";
+    return harness::Mode::correctness;
   case HarnessMode::benchmark:
-    return "--benchmark";
+    return harness::Mode::benchmark;
   case HarnessMode::full_benchmark:
-    return "--full-benchmark";
+    return harness::Mode::full_benchmark;
   }
-  return "--benchmark";
+  return harness::Mode::benchmark;
 }
 
 void write_log(const fs::path &file, const util::Command &command,
@@ -173,16 +173,17 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     return m;
   }
 
-  util::Command command;
-  command.argv = {harness.string(), "--configs", family.configs.string(),
-                  mode_flag(mode),  "--out",     csv.string()};
+  kopt::harness::Options args;
+  args.mode = harness_mode(mode);
+  args.configs = family.configs.string();
+  args.out = csv.string();
   if (fs::exists(layout.golden()) && golden == GoldenCheck::compare) {
-    command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
+    args.golden = layout.golden().string();
   }
-  if (mode != HarnessMode::correctness) {
-    command.argv.insert(command.argv.end(), {"--warmup", std::to_string(family.warmup), "--repeat",
-                                             std::to_string(family.repeat)});
-  }
+  args.warmup = family.warmup;
+  args.repeat = family.repeat;
+  util::Command command;
+  command.argv = harness_argv(harness, args);
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   bool profiling = mode != HarnessMode::correctness;
@@ -306,7 +307,7 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
-                            std::ostream &progress) {
+                            std::ostream &progress, GoldenCheck best_golden) {
   fs::path dir = layout.results_dir(id) / "rounds";
   fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
   std::vector<Measurement> best_runs;
@@ -319,7 +320,8 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
       const std::string &who = best_turn ? best_id : id;
       fs::path run_dir =
           dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
-      bool check = !best_turn && candidate_runs.empty();
+      bool check = best_turn ? best_golden == GoldenCheck::compare && best_runs.empty()
+                             : candidate_runs.empty();
       Measurement run = run_harness(family, layout, who, HarnessMode::benchmark, runner, setup,
                                     run_dir, check ? GoldenCheck::compare : GoldenCheck::skip);
       progress << "round " << k + 1 << "/" << rounds << ": " << (best_turn ? "BEST " : "candidate ")
@@ -370,9 +372,12 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   }
   fs::create_directories(layout.golden().parent_path());
   fs::path fresh = layout.golden().string() + ".new";
+  kopt::harness::Options args;
+  args.mode = kopt::harness::Mode::write_golden;
+  args.configs = family.configs.string();
+  args.write_golden = fresh.string();
   util::Command command;
-  command.argv = {harness.string(), "--configs", family.configs.string(), "--write-golden",
-                  fresh.string()};
+  command.argv = harness_argv(harness, args);
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   util::ProcessResult result = runner.run(command);

@@ -48,13 +48,14 @@ struct SideBySide {
 /// Measures BEST `best_id` and candidate `id` side by side on one device: `rounds` rounds, each
 /// one benchmark run of both, BEST first in even rounds and the candidate first in odd ones
 /// (so a steady drift of the machine cancels); every run's samples are kept, one list per
-/// round. Only the candidate's first run checks its output against the golden (BEST's is
-/// BEST's). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
+/// round. Only the candidate's first run checks its output against the golden, and BEST's
+/// first run when `best_golden` is compare (a BEST not yet recorded, whose samples may record
+/// it). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
 /// naming the round; `progress` gets one line per run.
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
-                            std::ostream &progress);
+                            std::ostream &progress, GoldenCheck best_golden = GoldenCheck::skip);
 
 /// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
 /// keep metric the median of the rounds' medians, the worst error of the runs that compared

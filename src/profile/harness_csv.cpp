@@ -8,6 +8,14 @@
 
 namespace kopt::profile {
 
+std::vector<std::string> harness_argv(const std::filesystem::path &binary,
+                                      const harness::Options &options) {
+  std::vector<std::string> argv = {binary.string()};
+  std::vector<std::string> args = harness::to_args(options);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
 std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
                                              const std::vector<std::string> &config_columns,
                                              const std::string &impl) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <kopt/harness/run.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -7,6 +9,12 @@
 #include <vector>
 
 namespace kopt::profile {
+
+/// Returns the argv of one harness run: the binary, then `options` as the harness library
+/// spells them (harness::to_args, the inverse of the harness's own parser), so the flags are
+/// written in one place for kopt and the harness alike.
+std::vector<std::string> harness_argv(const std::filesystem::path &binary,
+                                      const harness::Options &options);
 
 /// One row of a harness results CSV: the config values, the kernel it ran, its median time,
 /// every timed run's time, and its error against the golden (nullopt when the harness compared

@@ -196,22 +196,18 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
         fs::path out = work / (stem + ".results.csv");
         util::write_file_atomic(chunk_configs, text);
         fs::remove(out);
-        util::Command command;
-        command.argv = {harness.string(),
-                        "--configs",
-                        chunk_configs.string(),
-                        "--benchmark",
-                        "--kernel",
-                        kernel,
-                        "--out",
-                        out.string(),
-                        "--warmup",
-                        std::to_string(warmup),
-                        "--repeat",
-                        std::to_string(repeat)};
+        kopt::harness::Options args;
+        args.mode = kopt::harness::Mode::benchmark;
+        args.configs = chunk_configs.string();
+        args.kernel = kernel;
+        args.out = out.string();
+        args.warmup = warmup;
+        args.repeat = repeat;
         if (golden) {
-          command.argv.insert(command.argv.end(), {"--golden", layout.golden().string()});
+          args.golden = layout.golden().string();
         }
+        util::Command command;
+        command.argv = profile::harness_argv(harness, args);
         command.timeout_s = family.timeout_s;
         command.env = setup.env;
         util::ProcessResult result = runner.run(command);

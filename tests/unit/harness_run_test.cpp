@@ -110,6 +110,47 @@ TEST_CASE("options follow the mode's defaults") {
   CHECK(golden.kernel == "small");
 }
 
+TEST_CASE("to_args writes what parse_options reads back, in every mode") {
+  FamilySpec spec = scale_family(1, false);
+  spec.warmup = 3;
+  spec.repeat = 9;
+  auto same = [](const Options &a, const Options &b) {
+    return a.mode == b.mode && a.configs == b.configs && a.write_golden == b.write_golden &&
+           a.golden == b.golden && a.out == b.out && a.warmup == b.warmup && a.repeat == b.repeat &&
+           a.seed == b.seed && a.kernel == b.kernel;
+  };
+  Options bench;
+  bench.mode = Mode::benchmark;
+  bench.configs = "c.csv";
+  bench.out = "r.csv";
+  bench.golden = "g.bin";
+  bench.warmup = 0;
+  bench.repeat = 4;
+  bench.kernel = "small";
+  CHECK(to_args(bench) == std::vector<std::string>{"--configs", "c.csv", "--benchmark", "--out",
+                                                   "r.csv", "--golden", "g.bin", "--warmup", "0",
+                                                   "--repeat", "4", "--kernel", "small"});
+  CHECK(same(parse_options(to_args(bench), spec), bench));
+  Options full = bench;
+  full.mode = Mode::full_benchmark;
+  full.seed = 7;
+  full.kernel.clear();
+  CHECK(same(parse_options(to_args(full), spec), full));
+  Options correct;
+  correct.configs = "c.csv";
+  correct.golden = "g.bin";
+  CHECK(to_args(correct) ==
+        std::vector<std::string>{"--configs", "c.csv", "--correctness", "--golden", "g.bin"});
+  CHECK(same(parse_options(to_args(correct), spec), correct));
+  Options golden;
+  golden.mode = Mode::write_golden;
+  golden.configs = "c.csv";
+  golden.write_golden = "g.bin";
+  CHECK(to_args(golden) ==
+        std::vector<std::string>{"--configs", "c.csv", "--write-golden", "g.bin"});
+  CHECK(same(parse_options(to_args(golden), spec), golden));
+}
+
 TEST_CASE("option errors") {
   FamilySpec spec = scale_family(1, false);
   REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--benchmark", "--kernel", "tiny"}, spec),

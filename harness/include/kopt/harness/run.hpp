@@ -53,6 +53,12 @@ struct Options {
 /// throws Error naming the bad argument.
 Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec);
 
+/// Returns the arguments (without the program) that parse_options reads back as `options`: with
+/// parse_options, the one place that spells the flags (kopt builds every harness run with it).
+/// Warm-up and repeat are written for the benchmark modes only (the others run each config
+/// once), the seed only when it is not the default.
+std::vector<std::string> to_args(const Options &options);
+
 /// Returns the usage text.
 std::string usage();
 
