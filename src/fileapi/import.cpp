@@ -1,5 +1,6 @@
 #include "fileapi/import.hpp"
 
+#include "util/cmake_text.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -70,17 +71,6 @@ const CompileGroup *pick_group(const Target &t, const std::string &language) {
   return nullptr;
 }
 
-std::string escape_cmake(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\' || c == '"' || c == '$' || c == ';') {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out;
-}
-
 // A quoted CMake argument inside $<$<COMPILE_LANGUAGE:L>:...>: characters that end or split
 // the generator expression become $<ANGLE-R>, $<COMMA> and $<SEMICOLON>.
 std::string escape_genex(const std::string &text) {
@@ -89,7 +79,7 @@ std::string escape_genex(const std::string &text) {
     out += c == '>'   ? "$<ANGLE-R>"
            : c == ',' ? "$<COMMA>"
            : c == ';' ? "$<SEMICOLON>"
-                      : escape_cmake(std::string(1, c));
+                      : util::cmake_escape(std::string(1, c));
   }
   return out;
 }
@@ -241,7 +231,7 @@ std::string render_cmake(const Imported &m) {
       << (m.source.empty() ? "" : ", as it compiles " + m.source) << ".\n"
       << "# Re-run kopt import when the tree's flags change; see docs/IMPORT.md.\n";
   auto var = [&](const std::string &key, const std::string &value) {
-    out << "set(KOPT_IMPORTED_" << key << " \"" << escape_cmake(value) << "\")\n";
+    out << "set(KOPT_IMPORTED_" << key << " \"" << util::cmake_escape(value) << "\")\n";
   };
   var("INTERFACE", name);
   var("BUILD_DIR", m.build_dir);
