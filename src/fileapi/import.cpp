@@ -231,7 +231,7 @@ std::string render_cmake(const Imported &m) {
       << (m.source.empty() ? "" : ", as it compiles " + m.source) << ".\n"
       << "# Re-run kopt import when the tree's flags change; see docs/IMPORT.md.\n";
   auto var = [&](const std::string &key, const std::string &value) {
-    out << "set(KOPT_IMPORTED_" << key << " \"" << util::cmake_escape(value) << "\")\n";
+    out << "set(KOPT_IMPORTED_" << key << " " << util::cmake_quote(value) << ")\n";
   };
   var("INTERFACE", name);
   var("BUILD_DIR", m.build_dir);

@@ -128,17 +128,37 @@ std::string host_cpu_model() {
   return "unknown CPU";
 }
 
+namespace {
+
+// What times a benchmark of `family` here: the GPU profiler when it is on PATH, else the
+// harness's own events (chrono on host).
+Source benchmark_profiler(const spec::Family &family) {
+  if (family.backend == "host") {
+    return Source::chrono;
+  }
+  if (family.backend == "cuda" && !util::find_program("ncu").empty()) {
+    return Source::ncu;
+  }
+  if (family.backend == "hip" && !util::find_program("rocprofv3").empty()) {
+    return Source::rocprofv3;
+  }
+  return Source::events;
+}
+
+// The device a run of `family` uses, as measurements name it.
+std::string device_name(const spec::Family &family, const RunSetup &setup) {
+  if (family.backend == "host") {
+    return host_cpu_model();
+  }
+  return setup.device.empty() ? "GPU" : setup.device;
+}
+
+} // namespace
+
 Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
                                 const std::string &hash) {
-  bool host = family.backend == "host";
-  Source profiler = host ? Source::chrono : Source::events;
-  if (family.backend == "cuda" && !util::find_program("ncu").empty()) {
-    profiler = Source::ncu;
-  } else if (family.backend == "hip" && !util::find_program("rocprofv3").empty()) {
-    profiler = Source::rocprofv3;
-  }
-  return {hash,          host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device),
-          setup.driver,  to_string(profiler),
+  return {hash,          device_name(family, setup),
+          setup.driver,  to_string(benchmark_profiler(family)),
           family.warmup, family.repeat};
 }
 
@@ -151,7 +171,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   bool host = family.backend == "host";
   m.measured_by = host ? Source::chrono : Source::events;
   m.profiled = host;
-  m.device = host ? host_cpu_model() : (setup.device.empty() ? "GPU" : setup.device);
+  m.device = device_name(family, setup);
   m.driver = setup.driver;
   m.clocks = setup.clocks;
   m.date = util::utc_now();
@@ -187,22 +207,22 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   bool profiling = mode != HarnessMode::correctness;
-  bool under_ncu = family.backend == "cuda" && profiling && !util::find_program("ncu").empty();
-  bool under_rocprofv3 =
-      family.backend == "hip" && profiling && !util::find_program("rocprofv3").empty();
+  Source profiler = profiling ? benchmark_profiler(family) : m.measured_by;
+  bool under_ncu = profiler == Source::ncu;
+  bool under_rocprofv3 = profiler == Source::rocprofv3;
   fs::path trace_dir = dir / "rocprofv3";
-  const std::vector<std::string> harness_argv = command.argv;
+  const std::vector<std::string> plain = command.argv; // the harness alone, unprofiled
   if (under_ncu) {
-    command.argv = ncu_command(family.kernel_regex, harness_argv, NcuLaunches::timed);
+    command.argv = ncu_command(family.kernel_regex, plain, NcuLaunches::timed);
   } else if (under_rocprofv3) {
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
-    command.argv = rocprofv3_command(trace_dir, "kopt", harness_argv);
+    command.argv = rocprofv3_command(trace_dir, "kopt", plain);
   }
   util::ProcessResult result = runner.run(command);
   if (under_ncu && result.ok() && ncu_profiled_nothing(result.out)) {
     // A harness whose timer marks no profiler start (its own timer, an older build): every
     // matching launch is profiled, warm-ups too.
-    command.argv = ncu_command(family.kernel_regex, harness_argv, NcuLaunches::all);
+    command.argv = ncu_command(family.kernel_regex, plain, NcuLaunches::all);
     result = runner.run(command);
   }
   fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
