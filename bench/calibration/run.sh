@@ -8,6 +8,7 @@
 #   bash bench/calibration/run.sh examples/host_spin [N] [ROUNDS]
 #   KOPT_PREFIX=<kopt install> bash bench/calibration/run.sh examples/cuda_spin 20
 # KOPT_CALIBRATION_CONTINUE=1 adds N decisions per candidate to the last run's (same work folder).
+# KOPT_CALIBRATION_ONLY="01 02" decides only those candidates (a series split over two machines).
 # kopt comes from KOPT_PREFIX (an install) or KOPT_BUILD (a build folder, default build/).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,6 +54,9 @@ fi
 for dir in "$work/src/candidates"/*/; do
   id=$(basename "$dir")
   [ "$id" = 00 ] && continue
+  if [ -n "${KOPT_CALIBRATION_ONLY:-}" ] && [[ " $KOPT_CALIBRATION_ONLY " != *" $id "* ]]; then
+    continue
+  fi
   done_so_far=$(grep -c "^$id," "$work/calibration.csv")
   for i in $(seq $((done_so_far + 1)) $((done_so_far + n))); do
     s=$(date +%s.%N)
@@ -76,6 +80,7 @@ except (OSError, KeyError, ValueError) as err:
     print("%s,%s,no-decision,,,,%.1f,%.1f" % (cid, i, float(m) - float(s), float(e) - float(m)))
 PY
     tail -1 "$work/calibration.csv"
+    cp "$work/calibration.csv" "$out/"  # kept as it grows: a call cut short loses no decision
   done
   hyp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hypothesis"])' "$dir/candidate.json")
   python3 - "$work/calibration.csv" "$id" "$hyp" >>"$out/summary.txt" <<'PY'

@@ -1,0 +1,32 @@
+# The NVIDIA path's build, end to end with the real nvcc (sm_90a), cmake and ninja: every
+# candidate of the CUDA calibration family and the blockscale GEMM's baseline compile and link
+# through kopt's generated targets, each harness carries sm_90a code, and runs its host side.
+# Nothing runs on a GPU here; the device runs are in docs/BENCHMARKS.md.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+PATH=$PATH:/usr/local/cuda/bin
+need nvcc
+
+build_family() { # family, targets...
+  local family=$1 b=$WORK/$1
+  shift
+  cmake -S "$KOPT_SOURCE_DIR/examples/$family" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+    -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$b.configure.log" 2>&1 ||
+    { cat "$b.configure.log"; fail "configure $family with nvcc"; }
+  cmake --build "$b" --target "$@" >"$b.build.log" 2>&1 ||
+    { tail -40 "$b.build.log"; fail "building $family's $* with nvcc"; }
+  for target in "$@"; do
+    local bin=$b/kopt/$family/bin/$target
+    [ -x "$bin" ] || fail "no harness binary $bin"
+    grep -aq -- "-arch sm_90a" "$bin" || fail "$bin carries no sm_90a code" # the cubin's build line
+    "$bin" --help >"$b.$target.help" 2>&1 || { cat "$b.$target.help"; fail "$target --help"; }
+    grep -q -- "--configs FILE" "$b.$target.help" || fail "$target --help printed no usage"
+  done
+  echo "$family: built and checked $*"
+}
+
+spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 'candidate_%s ' *)
+# shellcheck disable=SC2086 # one target per candidate
+build_family cuda_spin $spin_candidates
+build_family cuda_gemm_a8w8_blockscale candidate_00
