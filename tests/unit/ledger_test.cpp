@@ -6,6 +6,7 @@
 #include "util/text.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using kopt::decide::Decision;
 using kopt::decide::Verdict;
@@ -129,6 +130,47 @@ TEST_CASE("a keep makes the candidate BEST and adds a row") {
         "| 2026-02-02 | 02 | 01234567 | keep | global | k02_small, k_large | ncu | 307.796 | "
         "-10.00% | idea 02 |\n");
   CHECK(lines(files.attempts()) == 3);
+}
+
+TEST_CASE("a side-by-side keep carries its interval into state.json, performance.md and the "
+          "history; a ledger without intervals still loads") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  // 4 rounds of 3 launches per config, a little jitter, the candidate 10% faster throughout.
+  auto sampled = [](const std::string &id, double scale) {
+    Measurement m = measured(id, scale, scale);
+    for (auto &c : m.configs) {
+      for (int k = 0; k < 4; ++k) {
+        c.rounds.push_back({c.us * (1 + 0.001 * k), c.us * (1 - 0.001 * k), c.us});
+      }
+    }
+    return m;
+  };
+  Measurement best = sampled("00", 1);
+  Measurement candidate = sampled("01", 0.9);
+  candidate.paired_best = "00";
+  candidate.paired_best_hash = best.hash;
+  Recorded r = attempt(files, best, candidate);
+  REQUIRE(r.outcome == Outcome::recorded);
+  REQUIRE(r.state.kept.size() == 2);
+  REQUIRE(r.state.kept[1].interval.has_value());
+  CHECK(r.state.kept[1].interval->first < -0.09);
+  CHECK(r.state.kept[1].interval->second > -0.11);
+  std::string md = kopt::util::read_file(files.performance());
+  CHECK(md.find("| -10.00% [") != std::string::npos);
+  std::string history = kopt::util::read_file(files.attempts());
+  CHECK(history.find("\"interval\"") != std::string::npos);
+
+  // state.json as written before intervals existed: the field absent everywhere.
+  nlohmann::json old = nlohmann::json::parse(kopt::util::read_file(files.state()));
+  for (auto &row : old["kept"]) {
+    row.erase("interval");
+  }
+  kopt::util::write_file_atomic(files.state(), old.dump(2));
+  auto loaded = kopt::ledger::read_state(files);
+  REQUIRE(loaded.has_value());
+  CHECK_FALSE(loaded->kept[1].interval.has_value());
+  CHECK(loaded->best == "01");
 }
 
 TEST_CASE("regressions count, keep a window of 5 summaries and stop the loop") {
