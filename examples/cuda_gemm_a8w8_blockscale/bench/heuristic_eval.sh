@@ -3,10 +3,17 @@
 # leave one (N,K) pair out, fit on the others, score the held-out pair, for three feature sets
 # (M, N, K, M*N; + the wave fills of the family's tile shapes; + ratios of the wave counts of the
 # six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3.
-#   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv [kopt]
+# A gzipped full.csv (the committed sweeps in bench/data/) is read as it is.
+#   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv[.gz] [kopt]
 set -euo pipefail
-full=${1:?usage: heuristic_eval.sh full.csv [kopt]}
+full=${1:?usage: heuristic_eval.sh full.csv[.gz] [kopt]}
 kopt=${2:-kopt}
+if [[ $full == *.gz ]]; then
+  plain=$(mktemp "${TMPDIR:-/tmp}/full-XXXXXX.csv")
+  trap 'rm -f "$plain"' EXIT
+  gzip -dc "$full" >"$plain"
+  full=$plain
+fi
 pairs=$(tail -n +2 "$full" | cut -d, -f2,3 | sort -u | wc -l)
 fills=""
 for t in 16x32 16x64 16x128 32x64 32x128 64x64 64x128 128x64 128x128; do
@@ -19,7 +26,7 @@ for ((i = 0; i < ${#main[@]}; i++)); do
     ratios+=",waves(${main[i]},264)/waves(${main[j]},264)"
   done
 done
-echo "$full: $pairs (N,K) pairs, leave one out"
+echo "${1}: $pairs (N,K) pairs, leave one out"
 echo "| features | arms | match | within 2% | geomean | worst | default only |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios"; do
