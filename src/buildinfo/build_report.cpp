@@ -4,11 +4,12 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace kopt::buildinfo {
 
@@ -43,13 +44,62 @@ std::string fmt(double value, int digits = 3) { return util::format_number(value
 
 // The candidate target folder of an object: "<dir>/candidate_01.dir" -> ("<...>candidate_01",
 // "01"); empty when the object is not a candidate's.
+// Paths are matched with string searches, not std::regex: its recursive matcher overflows the
+// stack on a path of some 100 KB, and .ninja_log lines are not ours.
 std::pair<std::string, std::string> candidate_of(const std::string &object) {
-  static const std::regex target(R"(([^/]*candidate_([^/.]+))\.dir/)");
-  std::smatch m;
-  if (std::regex_search(object, m, target)) {
-    return {m[1], m[2]};
+  for (size_t dir = object.find(".dir/"); dir != std::string::npos;
+       dir = object.find(".dir/", dir + 1)) {
+    size_t slash = object.rfind('/', dir == 0 ? 0 : dir - 1);
+    size_t start = slash == std::string::npos || slash >= dir ? 0 : slash + 1;
+    std::string segment = object.substr(start, dir - start); // "[^/]*candidate_<id>"
+    size_t prefix = segment.rfind("candidate_");
+    if (prefix == std::string::npos) {
+      continue;
+    }
+    std::string id = segment.substr(prefix + 10);
+    if (!id.empty() && id.find('.') == std::string::npos) {
+      return {segment, id};
+    }
   }
   return {"", ""};
+}
+
+// The family folder of a candidate's generated file: ".../<family>/gen/<id>/..."; "" if none.
+std::string generated_family(const std::string &output, const std::string &id) {
+  const std::string marker = "/gen/" + id + "/";
+  for (size_t at = output.find(marker); at != std::string::npos; at = output.find(marker, at + 1)) {
+    size_t slash = at == 0 ? std::string::npos : output.rfind('/', at - 1);
+    if (slash != std::string::npos && slash + 1 < at) {
+      return output.substr(slash + 1, at - slash - 1);
+    }
+  }
+  return "";
+}
+
+// The instance of an object ".../instances/<name>.<ext>.o" (or .obj); "" for other objects.
+std::string instance_of(const std::string &object) {
+  std::string_view rest(object);
+  if (rest.size() > 4 && rest.substr(rest.size() - 4) == ".obj") {
+    rest.remove_suffix(4);
+  } else if (rest.size() > 2 && rest.substr(rest.size() - 2) == ".o") {
+    rest.remove_suffix(2);
+  } else {
+    return "";
+  }
+  size_t dot = rest.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == rest.size() ||
+      !std::all_of(rest.begin() + static_cast<std::ptrdiff_t>(dot) + 1, rest.end(),
+                   [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; })) {
+    return "";
+  }
+  rest = rest.substr(0, dot);
+  const std::string_view marker = "/instances/";
+  size_t at = rest.rfind(marker);
+  if (at == std::string_view::npos) {
+    return "";
+  }
+  std::string_view name = rest.substr(at + marker.size());
+  return name.empty() || name.find('/') != std::string_view::npos ? "" : std::string(name);
 }
 
 } // namespace
@@ -65,12 +115,14 @@ NinjaLog parse_ninja_log(const std::string &text, const std::string &file) {
       line.pop_back();
     }
     if (number == 1) {
-      static const std::regex header(R"(# ninja log v(\d+))");
-      std::smatch m;
-      if (!std::regex_match(line, m, header)) {
-        throw Error(file + ":1: header: expected '# ninja log v<N>', got '" + line + "'");
+      const std::string header = "# ninja log v";
+      std::string digits =
+          line.substr(0, header.size()) == header ? line.substr(header.size()) : "";
+      if (!util::is_digits(digits) || digits.size() > 3) {
+        throw Error(file + ":1: header: expected '# ninja log v<N>', got '" + util::excerpt(line) +
+                    "'");
       }
-      log.version = std::stoi(m[1]);
+      log.version = std::stoi(digits);
       if (log.version < 5 || log.version > 7) {
         throw Error(file + ":1: version: expected a ninja log version from 5 to 7, got " +
                     std::to_string(log.version));
@@ -205,10 +257,9 @@ BuildReport make_report(const NinjaLog &log, int jobs,
   for (const auto &command : commands) {
     for (const auto &output : command.outputs) {
       auto [target, id] = candidate_of(output);
-      std::smatch m;
-      std::regex gen("/([^/]+)/gen/" + id + "/");
-      if (!target.empty() && std::regex_search(output, m, gen)) {
-        family_of_target[target] = m[1];
+      std::string family = target.empty() ? "" : generated_family(output, id);
+      if (!family.empty()) {
+        family_of_target[target] = family;
       }
     }
   }
@@ -217,7 +268,6 @@ BuildReport make_report(const NinjaLog &log, int jobs,
   int64_t last = commands.front().end_ms;
   std::map<std::string, std::pair<int64_t, int64_t>> family_span;
   std::map<std::string, FamilyCompile> families;
-  static const std::regex instance(R"(/instances/([^/]+?)\.[A-Za-z]+\.o(bj)?$)");
   for (const auto &command : commands) {
     first = std::min(first, command.start_ms);
     last = std::max(last, command.end_ms);
@@ -246,10 +296,7 @@ BuildReport make_report(const NinjaLog &log, int jobs,
     tu.object = object;
     tu.family = family;
     tu.candidate = candidate_of(object).second;
-    std::smatch m;
-    if (std::regex_search(object, m, instance)) {
-      tu.instance = m[1];
-    }
+    tu.instance = instance_of(object);
     tu.seconds = seconds(command.end_ms - command.start_ms);
     tu.cache = cache_of(object);
     report.tu_sum_s += tu.seconds;

@@ -1,6 +1,7 @@
 #include "buildinfo/build_report.hpp"
 #include "cli/subcommands.hpp"
 #include "spec/family.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -58,7 +59,7 @@ Handler setup_build_report(CLI::App &app) {
                        {"ok", budget->ok},
                        {"message", budget->message}};
       }
-      context.out << j.dump(2) << "\n";
+      context.out << util::dump_json(j) << "\n";
     } else if (!budget) {
       context.out << buildinfo::format_report(report, options->top);
     } else if (!budget->ok) {

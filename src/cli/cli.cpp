@@ -77,6 +77,11 @@ int main(int argc, char **argv) {
       } catch (const Error &e) {
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;
+      } catch (const std::exception &e) {
+        // A reader that let another exception through (a file system error, a JSON library
+        // error) is a bug to fix where it reads, but never an abort: the same exit as an Error.
+        std::cerr << "kopt: error: " << entry.app->get_name() << ": " << e.what() << "\n";
+        return 2;
       }
     }
   }

@@ -88,6 +88,17 @@ int Results::column(const std::string &name) const {
 
 namespace {
 
+// A shape column's value: features multiply and divide them, so a negative or huge value (a
+// product past int64) is refused where it is read.
+int64_t dimension(std::string_view text, const std::string &where) {
+  int64_t value = util::parse_int(text, where);
+  if (value < 0 || value > kMaxDimension) {
+    throw Error(where + ": expected an integer from 0 to " + std::to_string(kMaxDimension) +
+                ", got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
 const std::vector<std::string> kAiterColumns = {"M", "N", "K"};
 
 bool is_aiter_table(const util::CsvTable &table) {
@@ -110,7 +121,7 @@ Results parse_full(const util::CsvTable &table, double ties) {
     std::string where = table.where(i);
     std::vector<int64_t> dims;
     for (size_t c = 0; c < kernel; ++c) {
-      dims.push_back(util::parse_int(fields[c], where + ": " + r.columns[c]));
+      dims.push_back(dimension(fields[c], where + ": " + r.columns[c]));
     }
     std::string name(util::trim(fields[kernel]));
     if (name.empty()) {
@@ -211,7 +222,7 @@ Results parse_winners(const util::CsvTable &table, const ReadOptions &options) {
     const std::string where = table.where(i);
     std::vector<int64_t> dims;
     for (size_t c = 0; c < dims_at.size(); ++c) {
-      dims.push_back(util::parse_int(fields[dims_at[c]], where + ": " + r.columns[c]));
+      dims.push_back(dimension(fields[dims_at[c]], where + ": " + r.columns[c]));
     }
     std::string label(util::trim(fields[name]));
     if (label.empty()) {

@@ -37,6 +37,9 @@ struct Shape {
   std::string best() const;
 };
 
+/// The largest value a shape column may hold (2^31 - 1): a product of three stays in int64.
+constexpr int64_t kMaxDimension = 2147483647;
+
 /// A tuning results table: `kopt tune`'s full.csv (config columns, then kernel, us, err: every
 /// kernel's time on every shape), or a winners-only aiter tuned table (one (gfx, cu_num) group of
 /// it: per shape the winning kernel and its time, no other kernel's).

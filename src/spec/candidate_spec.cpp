@@ -3,17 +3,13 @@
 #include "spec/fields.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
-
-#include <regex>
+#include "util/text.hpp"
 
 namespace kopt::spec {
 
 namespace {
 
-bool is_candidate_id(const std::string &text) {
-  static const std::regex pattern("[0-9]{2,}");
-  return std::regex_match(text, pattern);
-}
+bool is_candidate_id(const std::string &text) { return text.size() >= 2 && util::is_digits(text); }
 
 } // namespace
 

@@ -26,9 +26,16 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "timeout_s",    "bench",      "compile_budget_s",
                                                 "keep"};
 
-bool is_identifier(const std::string &text) {
-  static const std::regex pattern("[A-Za-z_][A-Za-z0-9_]*");
-  return std::regex_match(text, pattern);
+using util::is_identifier;
+
+// The longest family or instance name: each names a file or folder (at most 255 bytes on the
+// common file systems), with room for a prefix and an extension.
+constexpr size_t kMaxName = 200;
+
+// [a-z][a-z0-9_]*: a family name, which names folders and CMake targets.
+bool is_family_name(const std::string &text) {
+  return is_identifier(text) && text[0] >= 'a' && text[0] <= 'z' &&
+         std::none_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
 }
 
 // A path in family.json: relative to the family folder, made absolute and normal.
@@ -39,8 +46,9 @@ fs::path family_path(const fs::path &dir, const std::string &relative) {
 // Checks that a file the family names exists.
 fs::path existing_file(const Fields &fields, const std::string &key, const fs::path &dir) {
   fs::path path = family_path(dir, fields.string(key));
-  if (!fs::is_regular_file(path)) {
-    throw Error(fields.where(key) + ": file not found: " + path.string());
+  std::error_code ec; // a name too long for the file system is not found, not a crash
+  if (!fs::is_regular_file(path, ec)) {
+    throw Error(fields.where(key) + ": file not found: " + util::excerpt(path.string(), 200));
   }
   return path;
 }
@@ -103,7 +111,7 @@ void load_kernel(Family &f, const Fields &top) {
   check_relative(kernel.where("template"), f.kernel_template);
   if (f.kernel_signature.find('(') == std::string::npos) {
     throw Error(kernel.where("signature") + ": expected a C++ function type like " +
-                "'void(const Args&)', got '" + f.kernel_signature + "'");
+                "'void(const Args&)', got '" + util::excerpt(f.kernel_signature) + "'");
   }
 }
 
@@ -113,8 +121,8 @@ void load_instances(Family &f, const Fields &top) {
     std::string where = top.where("parameters") + "[" + std::to_string(i) + "]";
     const std::string &p = f.parameters[i];
     if (!is_identifier(p) || p == "name" || p == "symbol" || p == "header") {
-      throw Error(where + ": expected an identifier other than name, symbol and header, got '" + p +
-                  "'");
+      throw Error(where + ": expected an identifier other than name, symbol and header, got '" +
+                  util::excerpt(p) + "'");
     }
     if (std::count(f.parameters.begin(), f.parameters.end(), p) > 1) {
       throw Error(where + ": parameter '" + p + "' is listed twice");
@@ -137,12 +145,16 @@ void load_instances(Family &f, const Fields &top) {
     instance.name = fields.has("name") ? fields.string("name")
                                        : instance_name(f.kernel_name, instance, fields.where());
     if (!is_identifier(instance.name)) {
-      throw Error(fields.where() + ": instance name '" + instance.name +
+      throw Error(fields.where() + ": instance name '" + util::excerpt(instance.name) +
                   "' is not a C++ identifier");
+    }
+    if (instance.name.size() > kMaxName) {
+      throw Error(fields.where() + ": instance name '" + util::excerpt(instance.name) +
+                  "' is longer than " + std::to_string(kMaxName) + " characters (it names a file)");
     }
     auto [it, fresh] = seen.emplace(instance.name, i);
     if (!fresh) {
-      throw Error(fields.where() + ": duplicate instance name '" + instance.name +
+      throw Error(fields.where() + ": duplicate instance name '" + util::excerpt(instance.name) +
                   "' (also instances[" + std::to_string(it->second) + "])");
     }
     f.instances.push_back(std::move(instance));
@@ -254,8 +266,13 @@ Family load_family(const fs::path &file) {
   f.dir = f.file.parent_path();
 
   f.name = top.string("name");
-  if (!std::regex_match(f.name, std::regex("[a-z][a-z0-9_]*"))) {
-    throw Error(top.where("name") + ": expected [a-z][a-z0-9_]*, got '" + f.name + "'");
+  if (!is_family_name(f.name)) {
+    throw Error(top.where("name") + ": expected [a-z][a-z0-9_]*, got '" + util::excerpt(f.name) +
+                "'");
+  }
+  if (f.name.size() > kMaxName) {
+    throw Error(top.where("name") + ": expected at most " + std::to_string(kMaxName) +
+                " characters (it names folders and targets), got " + std::to_string(f.name.size()));
   }
   f.backend = top.string("backend");
   if (f.backend != "host" && f.backend != "cuda" && f.backend != "hip") {
@@ -264,7 +281,8 @@ Family load_family(const fs::path &file) {
   }
   f.impl = top.string_or("impl", f.name);
   if (!is_identifier(f.impl)) {
-    throw Error(top.where("impl") + ": expected an identifier, got '" + f.impl + "'");
+    throw Error(top.where("impl") + ": expected an identifier, got '" + util::excerpt(f.impl) +
+                "'");
   }
 
   load_kernel(f, top);
@@ -311,10 +329,14 @@ Family load_family(const fs::path &file) {
   f.harness = existing_file(top, "harness", f.dir);
 
   f.kernel_regex = top.string_or("kernel_regex", ".*");
+  if (f.kernel_regex.size() > 1000) { // std::regex compiles recursively: bounded input only
+    throw Error(top.where("kernel_regex") + ": expected a regex of at most 1000 characters, got " +
+                std::to_string(f.kernel_regex.size()));
+  }
   try {
     std::regex check(f.kernel_regex, std::regex::ECMAScript);
   } catch (const std::regex_error &e) {
-    throw Error(top.where("kernel_regex") + ": invalid regex '" + f.kernel_regex +
+    throw Error(top.where("kernel_regex") + ": invalid regex '" + util::excerpt(f.kernel_regex) +
                 "': " + e.what());
   }
 

@@ -103,7 +103,8 @@ bool blank(const std::vector<std::string> &fields) {
 CsvTable parse_csv(std::string_view text, std::string source) {
   CsvTable table;
   table.source = std::move(source);
-  size_t pos = 0;
+  // A UTF-8 byte order mark (spreadsheet exports write one) is not part of the first column name.
+  size_t pos = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   int line = 1;
   bool have_header = false;
   while (pos < text.size()) {

@@ -28,7 +28,8 @@ struct CsvTable {
 /// Parses CSV text. Quoted fields may hold commas and doubled quotes; a quote inside a quoted
 /// field that is not followed by a comma or the line's end is taken literally (rocprofv3
 /// writes kernel names like "void f<"a">()" unescaped). Rows shorter or longer than the
-/// header are an error naming the line. Blank lines are skipped.
+/// header are an error naming the line. Blank lines are skipped; CRLF line ends and a UTF-8
+/// byte order mark are accepted.
 CsvTable parse_csv(std::string_view text, std::string source);
 
 /// Reads and parses a CSV file; errors name the file.

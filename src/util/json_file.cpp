@@ -27,7 +27,17 @@ nlohmann::json parse_json(const std::string &text, const std::string &source) {
     what = detail == std::string::npos ? what : what.substr(detail + 3);
     throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
                 ": invalid JSON: " + what);
+  } catch (const nlohmann::json::exception &e) {
+    // e.g. out_of_range.406, "number overflow parsing '1e400'": no position, only the text.
+    std::string what = e.what();
+    size_t detail = what.find("] ");
+    throw Error(source + ": invalid JSON: " +
+                (detail == std::string::npos ? what : what.substr(detail + 2)));
   }
+}
+
+std::string dump_json(const nlohmann::json &value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json read_json(const std::filesystem::path &path) {
@@ -35,7 +45,7 @@ nlohmann::json read_json(const std::filesystem::path &path) {
 }
 
 void write_json_atomic(const std::filesystem::path &path, const nlohmann::json &value) {
-  write_file_atomic(path, value.dump(2) + "\n");
+  write_file_atomic(path, dump_json(value) + "\n");
 }
 
 } // namespace kopt::util

@@ -39,6 +39,10 @@ nlohmann::json read_json(const std::filesystem::path &path);
 /// Parses JSON text; `source` names it in errors as read_json does.
 nlohmann::json parse_json(const std::string &text, const std::string &source);
 
+/// Serialises `value` with `indent` (nlohmann's dump), invalid UTF-8 in a string replaced by
+/// U+FFFD instead of thrown: paths and names read from other tools' files are not always UTF-8.
+std::string dump_json(const nlohmann::json &value, int indent = 2);
+
 /// Serialises `value` deterministically (sorted keys, 2-space indent, trailing newline) and
 /// writes it atomically.
 void write_json_atomic(const std::filesystem::path &path, const nlohmann::json &value);

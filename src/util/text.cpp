@@ -71,6 +71,38 @@ std::string without_separators(std::string_view text) {
 
 } // namespace
 
+bool is_identifier(std::string_view text) {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (text.empty() || !alpha(text[0])) {
+    return false;
+  }
+  for (char c : text) {
+    if (!alpha(c) && !(c >= '0' && c <= '9')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_digits(std::string_view text) {
+  if (text.empty()) {
+    return false;
+  }
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string excerpt(std::string_view text, size_t limit) {
+  if (text.size() <= limit) {
+    return std::string(text);
+  }
+  return std::string(text.substr(0, limit)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 int64_t parse_int(std::string_view text, const std::string &where) {
   std::string clean = without_separators(text);
   int64_t value = 0;

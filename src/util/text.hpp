@@ -20,6 +20,17 @@ std::string_view trim(std::string_view text);
 /// Joins `parts` with `sep` between them.
 std::string join(const std::vector<std::string> &parts, std::string_view sep);
 
+/// True when `text` is a C identifier: [A-Za-z_][A-Za-z0-9_]*. No std::regex: libstdc++'s
+/// recursive matcher overflows the stack on inputs of some 100 KB.
+bool is_identifier(std::string_view text);
+
+/// True when `text` is non-empty and every character is an ASCII digit.
+bool is_digits(std::string_view text);
+
+/// Returns `text` as is when short, else its first `limit` bytes and "... (N bytes)": for error
+/// messages that quote an input of any size.
+std::string excerpt(std::string_view text, size_t limit = 80);
+
 /// Parses a whole decimal integer; thousands separators (",") are accepted. Throws
 /// `<where>: expected an integer, got '<text>'`.
 int64_t parse_int(std::string_view text, const std::string &where);
