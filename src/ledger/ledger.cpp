@@ -159,7 +159,8 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
   s.family = util::json_field<std::string>(j, "family", source);
   s.best = util::json_field<std::string>(j, "best", source);
   s.best_hash = util::json_field<std::string>(j, "best_hash", source);
-  s.consecutive_regressions = util::json_field<int>(j, "consecutive_regressions", source);
+  s.consecutive_regressions =
+      static_cast<int>(util::json_int_in(j, "consecutive_regressions", 0, 1000000, source));
   auto recent = array_field(j, "recent_regressions", source);
   for (size_t i = 0; i < recent.size(); ++i) {
     std::string where = source + ": recent_regressions[" + std::to_string(i) + "]";

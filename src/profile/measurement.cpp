@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/text.hpp"
 
 namespace kopt::profile {
 
@@ -109,12 +110,16 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   // Written since samples were kept; older measurements lack them and still load.
   m.driver = util::json_field_or<std::string>(j, "driver", "", source);
   m.clocks = util::json_field_or<std::string>(j, "clocks", "", source);
-  m.warmup = util::json_field_or<int>(j, "warmup", 0, source);
-  m.repeat = util::json_field_or<int>(j, "repeat", 0, source);
+  m.warmup = static_cast<int>(util::json_int_in_or(j, "warmup", 0, 1000000, 0, source));
+  m.repeat = static_cast<int>(util::json_int_in_or(j, "repeat", 0, 1000000, 0, source));
   m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);
   m.paired_best_hash = util::json_field_or<std::string>(j, "paired_best_hash", "", source);
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);
+  if (!configs.is_array()) {
+    throw Error(source + ": field 'configs': expected an array of config results, got " +
+                util::excerpt(util::dump_json(configs, -1)));
+  }
   for (size_t i = 0; i < configs.size(); ++i) {
     std::string where = source + ": configs[" + std::to_string(i) + "]";
     const auto &row = configs[i];

@@ -72,11 +72,20 @@ void append_line(const fs::path &path, std::string_view line) {
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path());
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw Error(path.string() + ": cannot open for append: " + std::strerror(errno));
   }
-  std::string text(line);
+  // A last line cut short (a write killed mid-way) would swallow this one: start on a new line.
+  std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    char last = '\n';
+    if (::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+      text += '\n';
+    }
+  }
+  text += line;
   text += '\n';
   try {
     write_all(fd, text, path);

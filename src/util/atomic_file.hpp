@@ -14,7 +14,9 @@ void write_file_atomic(const std::filesystem::path &path, std::string_view conte
 /// wrote. An unchanged file keeps its mtime, so ninja sees no work.
 bool write_file_if_changed(const std::filesystem::path &path, std::string_view content);
 
-/// Appends one line (a newline is added) to `path` and flushes it to disk before returning.
+/// Appends one line (a newline is added) to `path` and flushes it to disk before returning. When
+/// the file's last line has no newline (a write cut short), the line starts on a new one, so the
+/// cut line stays as it is and this one stays whole.
 void append_line(const std::filesystem::path &path, std::string_view line);
 
 /// Reads a whole file; throws kopt::Error naming the path when it cannot.

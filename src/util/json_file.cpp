@@ -36,6 +36,34 @@ nlohmann::json parse_json(const std::string &text, const std::string &source) {
   }
 }
 
+int64_t json_int_in(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                    const std::string &where) {
+  auto value = json_field<nlohmann::json>(j, key, where);
+  bool fits = false;
+  int64_t n = 0;
+  if (value.is_number_unsigned()) {
+    uint64_t u = value.get<uint64_t>();
+    fits = u <= static_cast<uint64_t>(hi);
+    n = fits ? static_cast<int64_t>(u) : 0;
+  } else if (value.is_number_integer()) {
+    n = value.get<int64_t>();
+    fits = true;
+  }
+  if (!fits || n < lo || n > hi) {
+    throw Error(where + ": field '" + key + "': expected an integer from " + std::to_string(lo) +
+                " to " + std::to_string(hi) + ", got " + dump_json(value, -1));
+  }
+  return n;
+}
+
+int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                       int64_t fallback, const std::string &where) {
+  if (j.is_object() && !j.contains(key)) {
+    return fallback;
+  }
+  return json_int_in(j, key, lo, hi, where);
+}
+
 std::string dump_json(const nlohmann::json &value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

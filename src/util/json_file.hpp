@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -32,6 +33,16 @@ T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std:
   }
   return json_field<T>(j, key, where);
 }
+
+/// Returns j[key] as an integer in [lo, hi]; outside it (or not an integer) throws
+/// `<where>: field '<key>': expected an integer from lo to hi, got <value>`. For counts and
+/// counters, which a plain get<int> would wrap silently (2^63 - 1 read as -1).
+int64_t json_int_in(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                    const std::string &where);
+
+/// As json_int_in, or `fallback` when j has no such key.
+int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                       int64_t fallback, const std::string &where);
 
 /// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
 nlohmann::json read_json(const std::filesystem::path &path);

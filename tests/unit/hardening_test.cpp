@@ -3,8 +3,10 @@
 #include "buildinfo/build_report.hpp"
 #include "heuristic/fit.hpp"
 #include "heuristic/results.hpp"
+#include "profile/measurement.hpp"
 #include "spec/family.hpp"
 #include "temp_dir.hpp"
+#include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -134,6 +136,49 @@ TEST_CASE("identifiers, digits and excerpts without std::regex") {
   CHECK_FALSE(is_digits("1a"));
   CHECK(excerpt("short") == "short");
   CHECK(excerpt(kHuge, 4) == "xxxx... (100000 bytes)");
+}
+
+TEST_SUITE_END();
+
+TEST_SUITE_BEGIN("hardening");
+
+TEST_CASE("appending after a line cut short keeps the new line whole") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "attempts.jsonl";
+  std::ofstream(file) << "{\"a\": 1}\n{\"b\": ";
+  kopt::util::append_line(file, "{\"c\": 3}");
+  CHECK(kopt::util::read_file(file) == "{\"a\": 1}\n{\"b\": \n{\"c\": 3}\n");
+  kopt::util::append_line(file, "{\"d\": 4}");
+  CHECK(kopt::util::read_file(file) == "{\"a\": 1}\n{\"b\": \n{\"c\": 3}\n{\"d\": 4}\n");
+}
+
+TEST_CASE("counters and counts are range-checked where they are read") {
+  using kopt::util::json_int_in;
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"big": 9223372036854775807, "neg": -3, "ok": 4, "text": "4", "real": 1.5})");
+  CHECK(json_int_in(j, "ok", 0, 10, "s.json") == 4);
+  CHECK_THROWS_WITH_AS(json_int_in(j, "big", 0, 1000000, "s.json"),
+                       "s.json: field 'big': expected an integer from 0 to 1000000, got "
+                       "9223372036854775807",
+                       kopt::Error);
+  CHECK_THROWS_WITH_AS(json_int_in(j, "neg", 0, 10, "s.json"),
+                       "s.json: field 'neg': expected an integer from 0 to 10, got -3",
+                       kopt::Error);
+  CHECK_THROWS_AS(json_int_in(j, "text", 0, 10, "s.json"), kopt::Error);
+  CHECK_THROWS_AS(json_int_in(j, "real", 0, 10, "s.json"), kopt::Error);
+  CHECK(kopt::util::json_int_in_or(j, "absent", 0, 10, 7, "s.json") == 7);
+}
+
+TEST_CASE("measurement.json with configs of the wrong type is an error naming it") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "measurement.json";
+  std::ofstream(file) << R"({"family": "f", "candidate": "01", "hash": "h", "status": "ok",
+    "reason": "", "measured_by": "ncu", "profiled": true, "device": "d", "date": "x",
+    "config_columns": ["M"], "configs": "1"})";
+  CHECK_THROWS_WITH_AS(
+      kopt::profile::read_measurement(file),
+      (file.string() + ": field 'configs': expected an array of config results, got \"1\"").c_str(),
+      kopt::Error);
 }
 
 TEST_SUITE_END();
