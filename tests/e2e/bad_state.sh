@@ -1,0 +1,62 @@
+# Files kopt wrote, damaged afterwards (a killed process, a bad edit): a truncated state.json, a
+# garbage measurement.json, an attempts.jsonl whose last line was cut. Each command that reads one
+# fails with an error naming that file, and no other file of the state changes; a record after a
+# cut attempts.jsonl line keeps its own line whole.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+
+family_src=$WORK/src/host_gemm
+mkdir -p "$WORK/src"
+cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
+b=$WORK/b
+state=$b/kopt/host_gemm
+kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
+cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure.log" ||
+  { cat "$WORK/configure.log"; fail "configure"; }
+cmake --build "$b" --target candidate_00 candidate_01 >"$WORK/build.log" 2>&1 ||
+  { cat "$WORK/build.log"; fail "build"; }
+{ "$KOPT" bench "${kopt_family[@]}" --best && "$KOPT" decide "${kopt_family[@]}" --candidate 00 &&
+    "$KOPT" record "${kopt_family[@]}" --candidate 00 &&
+    "$KOPT" bench "${kopt_family[@]}" --candidate 01 &&
+    "$KOPT" decide "${kopt_family[@]}" --candidate 01; } >"$WORK/setup.log" 2>&1 ||
+  { cat "$WORK/setup.log"; fail "recording the baseline and deciding 01"; }
+
+snapshot() { (cd "$state" && find . -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha256sum) >"$1"; }
+expect_error_naming() { # <file> <command...>: fails, the error names the file, nothing else moved
+  local file=$1
+  shift
+  snapshot "$WORK/before"
+  if "$@" >"$WORK/out.log" 2>&1; then cat "$WORK/out.log"; fail "succeeded on a damaged $file: $*"; fi
+  grep -qF -- "$file" "$WORK/out.log" || { cat "$WORK/out.log"; fail "the error does not name $file"; }
+  grep -q "terminate called\|Segmentation" "$WORK/out.log" && fail "crashed: $(cat "$WORK/out.log")"
+  snapshot "$WORK/after"
+  diff "$WORK/before" "$WORK/after" || fail "a failing command changed the state folder"
+  echo "ok: $(head -1 "$WORK/out.log")"
+}
+
+echo "--- state.json cut in half"
+cp "$state/ledger/state.json" "$WORK/state.json.good"
+head -c 40 "$WORK/state.json.good" >"$state/ledger/state.json"
+expect_error_naming "$state/ledger/state.json" "$KOPT" status "${kopt_family[@]}"
+expect_error_naming "$state/ledger/state.json" "$KOPT" record "${kopt_family[@]}" --candidate 01
+cp "$WORK/state.json.good" "$state/ledger/state.json"
+
+echo "--- measurement.json of garbage"
+m=$state/results/01/measurement.json
+cp "$m" "$WORK/measurement.json.good"
+printf '\x00\x01garbage{' >"$m"
+expect_error_naming "$m" "$KOPT" decide "${kopt_family[@]}" --candidate 01
+cp "$WORK/measurement.json.good" "$m"
+
+echo "--- attempts.jsonl whose last line was cut: the next record keeps its own line"
+attempts=$state/ledger/attempts.jsonl
+printf '{"candidate": "5' >>"$attempts"
+lines_before=$(wc -l <"$attempts")
+"$KOPT" record "${kopt_family[@]}" --candidate 01 >"$WORK/record.log" 2>&1 ||
+  { cat "$WORK/record.log"; fail "record after a cut attempts.jsonl line"; }
+tail -1 "$attempts" | python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); assert r["candidate"] == "01", r' ||
+  fail "the new attempt is not a whole JSON line of its own: $(tail -2 "$attempts")"
+[ "$(wc -l <"$attempts")" -eq $((lines_before + 2)) ] || fail "expected the cut line closed and one more"
+echo "ok: the record after the cut line is whole"
