@@ -5,7 +5,8 @@
 #   KOPT_PREFIX=<kopt install> bash bench/capture/device_run.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-prefix=${KOPT_PREFIX:-$root/.carry/p9-kopt}
+prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
+[ -n "$prefix" ] || { echo "set KOPT_PREFIX=<a kopt install>, or put its bin/kopt on PATH" >&2; exit 2; }
 out=${OUT:-/tmp/kopt-out}
 build=/tmp/kopt-p9
 family=cuda_gemm_a8w8_blockscale

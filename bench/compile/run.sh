@@ -16,13 +16,14 @@
 # command of one instance TU from compile_commands.json), rebuilt for every candidate.
 # Each step's record goes to $OUT/compile.jsonl; report.py prints the table for BENCHMARKS.md.
 #
-# Env: KOPT_PREFIX (default <repo>/.carry/kopt), JOBS (default nproc), OUT (default
+# Env: KOPT_PREFIX (default: the install of the kopt on PATH), JOBS (default nproc), OUT (default
 # /tmp/kopt-bench-compile), WORK (scratch, default a new temp folder), MODES ("ccache noccache"),
 # CCACHE (the ccache program), CUDA_ARCH (default 90a), COLD_ALL (0).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-prefix=${KOPT_PREFIX:-$root/.carry/kopt}
+prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
+[ -n "$prefix" ] || { echo "set KOPT_PREFIX=<a kopt install>, or put its bin/kopt on PATH" >&2; exit 2; }
 kopt=${KOPT:-$prefix/bin/kopt}
 jobs=${JOBS:-$(nproc)}
 out=${OUT:-/tmp/kopt-bench-compile}

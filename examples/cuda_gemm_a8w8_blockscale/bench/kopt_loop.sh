@@ -5,7 +5,8 @@
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/kopt_loop.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-prefix=${KOPT_PREFIX:-$root/.carry/kopt}
+prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
+[ -n "$prefix" ] || { echo "set KOPT_PREFIX=<a kopt install>, or put its bin/kopt on PATH" >&2; exit 2; }
 out=${OUT:-/tmp/kopt-out}
 build=${KOPT_LOOP_BUILD:-/tmp/kopt-cuda-loop}
 family=cuda_gemm_a8w8_blockscale

@@ -6,7 +6,8 @@
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/ncu_cost.sh [ROUNDS] [REPEAT]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-prefix=${KOPT_PREFIX:-$root/.carry/kopt}
+prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
+[ -n "$prefix" ] || { echo "set KOPT_PREFIX=<a kopt install>, or put its bin/kopt on PATH" >&2; exit 2; }
 out=${OUT:-/tmp/kopt-out}
 work=${KOPT_AA_WORK:-/tmp/kopt-cost}
 family=cuda_gemm_a8w8_blockscale
