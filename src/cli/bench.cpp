@@ -36,8 +36,8 @@ struct BenchOptions {
 // Why an existing measurement of `id` cannot be reused, or "" when it can: it must be of the
 // same sources measured under the same conditions (and, side by side, beside the same BEST), and
 // newer than the binaries.
-std::string why_measure_again(const LoadedFamily &loaded, const std::string &id, const Best &best,
-                              const profile::RunSetup &setup) {
+std::string why_measure_again(const LoadedFamily &loaded, const std::string &id,
+                              const ledger::Best &best, const profile::RunSetup &setup) {
   namespace fs = std::filesystem;
   fs::path file = loaded.layout.measurement(id);
   if (!fs::exists(file)) {
@@ -106,7 +106,7 @@ Handler setup_bench(CLI::App &app) {
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     std::string baseline = loaded.baseline();
-    Best best = loaded.best();
+    ledger::Best best = loaded.best();
     std::string requested = options->best          ? best.id
                             : options->golden_only ? baseline
                                                    : options->candidate;
