@@ -27,7 +27,7 @@ Handler setup_calibrate(CLI::App &app) {
       ->check(CLI::Range(2, 1000));
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
-    Best best = loaded.best();
+    ledger::Best best = loaded.best();
     std::optional<profile::RunSetup> setup =
         gpu_setup(loaded, options->family.gpu_wait_min, context.err);
     if (!setup) {

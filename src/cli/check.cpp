@@ -1,6 +1,7 @@
 #include "buildinfo/ninja_deps.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
+#include "decide/decide.hpp"
 #include "profile/bench.hpp"
 #include "util/file_lock.hpp"
 #include "util/process.hpp"
@@ -78,31 +79,8 @@ Handler setup_check(CLI::App &app) {
     }
     profile::Measurement m = profile::run_harness(
         loaded.family, loaded.layout, id, profile::HarnessMode::correctness, runner, *setup);
-    if (!m.ok()) {
-      problems.push_back("failed: " + m.reason);
-    } else {
-      if (m.hash != expected) {
-        problems.push_back("identity: the harness printed hash '" + m.hash + "', candidate " + id +
-                           "'s sources hash to " + expected + " (a stale or foreign binary)");
-      }
-      std::vector<std::string> wrong;
-      for (const auto &c : m.configs) {
-        std::string config;
-        for (size_t i = 0; i < c.values.size(); ++i) {
-          config += (i ? "," : "") + m.config_columns[i] + "=" + c.values[i];
-        }
-        if (!c.err_known) {
-          wrong.push_back(config + ": no error reported (was the golden compared?)");
-        } else if (c.err != 0) {
-          wrong.push_back(config + ": err " + util::format_number(c.err, 4) + " (kernel " +
-                          c.kernel + ")");
-        }
-      }
-      if (!wrong.empty()) {
-        problems.push_back("incorrect: " + std::to_string(wrong.size()) + " of " +
-                           std::to_string(m.configs.size()) + " configs have err != 0:\n    " +
-                           util::join(wrong, "\n    "));
-      }
+    for (const auto &p : decide::correctness_problems(m, id, expected)) {
+      problems.push_back(p);
     }
 
     if (context.json) {

@@ -54,7 +54,7 @@ Handler setup_decide(CLI::App &app) {
     LoadedFamily loaded = load_family(options->family);
     const candidate::Candidate &candidate = loaded.candidates.get(options->candidate);
     const std::string &id = candidate.id();
-    Best best = loaded.best();
+    ledger::Best best = loaded.best();
     // A bench of this candidate writes its two measurement files one after the other.
     util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
 

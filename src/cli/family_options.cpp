@@ -24,34 +24,13 @@ void FamilyOptions::add_to(CLI::App &app) {
       ->capture_default_str();
 }
 
-std::string LoadedFamily::baseline() const {
-  for (const auto &c : candidates.all()) {
-    if (c.spec.base.empty()) {
-      return c.id();
-    }
-  }
-  throw Error(family.file.string() + ": no baseline candidate (one without 'base')");
+std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }
+
+ledger::Best LoadedFamily::best(ledger::ContentCheck check) const {
+  return ledger::resolve_best(ledger::Files{layout.ledger}, family, candidates, check);
 }
 
-Best LoadedFamily::best() const {
-  std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
-  if (!state) {
-    std::string id = baseline();
-    return {id, candidates.content_hash(family, id), false};
-  }
-  std::string now = candidates.content_hash(family, state->best);
-  if (now != state->best_hash) {
-    std::string dir = candidates.get(state->best).dir.string();
-    throw Error("BEST " + state->best + "'s content changed since it was kept (content hash now " +
-                now + ", kept as " + state->best_hash + "; its folder is " + dir +
-                "): restore it (e.g. git checkout -- " + dir +
-                "), or copy the changed folder to a new candidate id and restore BEST's "
-                "(a changed family.json or base changes the hash too)");
-  }
-  return {state->best, state->best_hash};
-}
-
-std::string LoadedFamily::identical_to(const std::string &id, const Best &best) const {
+std::string LoadedFamily::identical_to(const std::string &id, const ledger::Best &best) const {
   if (id == best.id) {
     return "";
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "candidate/candidate.hpp"
+#include "ledger/ledger.hpp"
 #include "profile/bench.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
@@ -27,29 +28,21 @@ struct FamilyOptions {
   void add_to(CLI::App &app);
 };
 
-/// Who BEST is: its id and the content hash it was kept with.
-struct Best {
-  std::string id;
-  std::string hash;
-  bool recorded = true; ///< false: the baseline before the ledger has a state
-};
-
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
 struct LoadedFamily {
   spec::Family family;
   candidate::CandidateSet candidates;
   spec::Layout layout;
 
-  /// The baseline: the candidate without a base (00 by convention).
+  /// The baseline: the candidate without a base (00 by convention); see ledger::baseline.
   std::string baseline() const;
 
-  /// BEST from the ledger, or the baseline before the first record. Throws kopt::Error naming
-  /// BEST's folder and the two ways out when its content changed since it was kept.
-  Best best() const;
+  /// BEST from the ledger, or the baseline before the first record; see ledger::resolve_best.
+  ledger::Best best(ledger::ContentCheck check = ledger::ContentCheck::verify) const;
 
   /// Returns "BEST 01" or the id of a recorded candidate whose content hash equals `id`'s, or ""
   /// when `id` is new code (BEST itself is never identical to itself); `best` is best().
-  std::string identical_to(const std::string &id, const Best &best) const;
+  std::string identical_to(const std::string &id, const ledger::Best &best) const;
 };
 
 /// Loads family.json, discovers the candidates and builds the layout.

@@ -111,63 +111,108 @@ std::string default_kernel(const HeuristicOptions &o, const heuristic::Results &
   throw Error("heuristic eval: give --default <kernel> or --spec <family.json>");
 }
 
+void add_fit_subcommand(CLI::App &app, HeuristicOptions &o) {
+  o.fit_app = app.add_subcommand(
+      "fit", "learn a rule list from full.csv or an aiter tuned CSV -> heuristic.json");
+  add_results_options(*o.fit_app, o, nullptr);
+  o.fit_app->add_option("--out", o.out, "the heuristic.json to write")->required();
+  o.fit_app->add_option("--spec", o.spec,
+                        "family.json: every kernel the table names must be its instance");
+  add_fit_options(*o.fit_app, o);
+}
+
+void add_eval_subcommand(CLI::App &app, HeuristicOptions &o) {
+  o.eval_app = app.add_subcommand("eval", "score a rule list against the tuned choice");
+  auto *h = o.eval_app->add_option("--heuristic", o.heuristic, "the heuristic.json to score");
+  auto *ho = o.eval_app->add_option(
+      "--holdout", o.holdout,
+      "fit on all but these groups and score them: 'N,K;N,K' (a group is one value of each "
+      "config column other than M, in order)");
+  auto *hf = o.eval_app->add_option(
+      "--holdout-frac", o.holdout_frac,
+      "cross-validate: hold out this fraction of the groups at a time (1/F folds)");
+  auto *hs = o.eval_app->add_option(
+      "--holdout-seeded", o.holdout_seeded,
+      "fit on all but round(F x groups) groups chosen by a shuffle seeded with --seed, and "
+      "score them (docs/FORMATS.md: reproducible from the same table)");
+  o.eval_app->add_option("--seed", o.seed, "the seed of --holdout-seeded")->capture_default_str();
+  ho->excludes(hf)->excludes(hs);
+  hf->excludes(hs);
+  h->excludes(ho)->excludes(hf)->excludes(hs);
+  add_results_options(*o.eval_app, o, ho);
+  o.eval_app->add_option("--spec", o.spec,
+                         "family.json: the default kernel; every kernel the table names must "
+                         "be its instance");
+  o.eval_app->add_option("--default", o.default_kernel,
+                         "the default kernel (winners-only tables: the most frequent kernel "
+                         "when not given)");
+  o.eval_app->add_option("--tie", o.tie, "slack of the 'within tie' match")->capture_default_str();
+  o.eval_app->add_option("--misses", o.misses,
+                         "list the N slowest misses (shape, pick, tuned, slowdown); --json "
+                         "lists them all");
+  add_fit_options(*o.eval_app, o);
+}
+
+// The table the options name, read as --ties, --label and --group say, with --features parsed.
+heuristic::Results read_table(HeuristicOptions &o) {
+  o.fit.features.clear();
+  for (const auto &feature : util::split_outside_parens(o.features, ',')) { // fill(a,b) is one
+    if (!util::trim(feature).empty()) {
+      o.fit.features.emplace_back(util::trim(feature));
+    }
+  }
+  heuristic::ReadOptions read;
+  read.ties = o.ties;
+  read.label = o.label == "kernelName" ? heuristic::KernelLabel::name
+                                       : heuristic::KernelLabel::name_and_split_k;
+  read.group = o.group;
+  heuristic::Results results = heuristic::read_results(o.results, read);
+  check_family(o, results);
+  return results;
+}
+
+// eval: the rule list given, or rule lists fitted with groups held out, scored.
+heuristic::Evaluation evaluate(const HeuristicOptions &o, const heuristic::Results &results) {
+  std::string fallback = default_kernel(o, results);
+  heuristic::Evaluation e;
+  if (!o.holdout.empty()) {
+    e = heuristic::evaluate_holdout(results, heuristic::parse_holdout(results, o.holdout), o.fit,
+                                    fallback, o.tie);
+  } else if (o.holdout_seeded > 0) {
+    std::vector<std::string> held = heuristic::seeded_groups(results, o.holdout_seeded, o.seed);
+    e = heuristic::evaluate_holdout(results, held, o.fit, fallback, o.tie);
+    e.split = "--holdout-seeded " + util::format_number(o.holdout_seeded) + " --seed " +
+              std::to_string(o.seed) + ": " + std::to_string(held.size()) + " of " +
+              std::to_string(heuristic::all_groups(results).size()) + " groups";
+  } else if (o.holdout_frac > 0) {
+    if (o.holdout_frac >= 1) {
+      throw Error("heuristic eval: --holdout-frac: expected a fraction below 1, got " +
+                  util::format_number(o.holdout_frac));
+    }
+    e = heuristic::evaluate_folds(results, static_cast<int>(std::lround(1 / o.holdout_frac)), o.fit,
+                                  fallback, o.tie);
+  } else {
+    if (o.heuristic.empty()) {
+      throw Error("heuristic eval: give --heuristic, --holdout, --holdout-frac or "
+                  "--holdout-seeded");
+    }
+    heuristic::RuleList rules =
+        heuristic::parse_rules(util::read_json(o.heuristic), results.columns, o.heuristic);
+    e = heuristic::evaluate_rules(results, rules, fallback, o.tie);
+  }
+  return e;
+}
+
 } // namespace
 
 Handler setup_heuristic(CLI::App &app) {
   auto o = std::make_shared<HeuristicOptions>();
   app.require_subcommand(1);
-  o->fit_app = app.add_subcommand(
-      "fit", "learn a rule list from full.csv or an aiter tuned CSV -> heuristic.json");
-  add_results_options(*o->fit_app, *o, nullptr);
-  o->fit_app->add_option("--out", o->out, "the heuristic.json to write")->required();
-  o->fit_app->add_option("--spec", o->spec,
-                         "family.json: every kernel the table names must be its instance");
-  add_fit_options(*o->fit_app, *o);
-  o->eval_app = app.add_subcommand("eval", "score a rule list against the tuned choice");
-  auto *h = o->eval_app->add_option("--heuristic", o->heuristic, "the heuristic.json to score");
-  auto *ho = o->eval_app->add_option(
-      "--holdout", o->holdout,
-      "fit on all but these groups and score them: 'N,K;N,K' (a group is one value of each "
-      "config column other than M, in order)");
-  auto *hf = o->eval_app->add_option(
-      "--holdout-frac", o->holdout_frac,
-      "cross-validate: hold out this fraction of the groups at a time (1/F folds)");
-  auto *hs = o->eval_app->add_option(
-      "--holdout-seeded", o->holdout_seeded,
-      "fit on all but round(F x groups) groups chosen by a shuffle seeded with --seed, and "
-      "score them (docs/FORMATS.md: reproducible from the same table)");
-  o->eval_app->add_option("--seed", o->seed, "the seed of --holdout-seeded")->capture_default_str();
-  ho->excludes(hf)->excludes(hs);
-  hf->excludes(hs);
-  h->excludes(ho)->excludes(hf)->excludes(hs);
-  add_results_options(*o->eval_app, *o, ho);
-  o->eval_app->add_option("--spec", o->spec,
-                          "family.json: the default kernel; every kernel the table names must "
-                          "be its instance");
-  o->eval_app->add_option("--default", o->default_kernel,
-                          "the default kernel (winners-only tables: the most frequent kernel "
-                          "when not given)");
-  o->eval_app->add_option("--tie", o->tie, "slack of the 'within tie' match")
-      ->capture_default_str();
-  o->eval_app->add_option("--misses", o->misses,
-                          "list the N slowest misses (shape, pick, tuned, slowdown); --json "
-                          "lists them all");
-  add_fit_options(*o->eval_app, *o);
+  add_fit_subcommand(app, *o);
+  add_eval_subcommand(app, *o);
   return [o](Context &context) {
     context.json = context.json || o->json;
-    o->fit.features.clear();
-    for (const auto &feature : util::split_outside_parens(o->features, ',')) { // fill(a,b) is one
-      if (!util::trim(feature).empty()) {
-        o->fit.features.emplace_back(util::trim(feature));
-      }
-    }
-    heuristic::ReadOptions read;
-    read.ties = o->ties;
-    read.label = o->label == "kernelName" ? heuristic::KernelLabel::name
-                                          : heuristic::KernelLabel::name_and_split_k;
-    read.group = o->group;
-    heuristic::Results results = heuristic::read_results(o->results, read);
-    check_family(*o, results);
+    heuristic::Results results = read_table(*o);
     if (o->fit_app->parsed()) {
       heuristic::RuleList rules = heuristic::fit(results, o->fit);
       util::write_json_atomic(o->out, heuristic::to_json(rules));
@@ -180,33 +225,7 @@ Handler setup_heuristic(CLI::App &app) {
       }
       return 0;
     }
-    std::string fallback = default_kernel(*o, results);
-    heuristic::Evaluation e;
-    if (!o->holdout.empty()) {
-      e = heuristic::evaluate_holdout(results, heuristic::parse_holdout(results, o->holdout),
-                                      o->fit, fallback, o->tie);
-    } else if (o->holdout_seeded > 0) {
-      std::vector<std::string> held = heuristic::seeded_groups(results, o->holdout_seeded, o->seed);
-      e = heuristic::evaluate_holdout(results, held, o->fit, fallback, o->tie);
-      e.split = "--holdout-seeded " + util::format_number(o->holdout_seeded) + " --seed " +
-                std::to_string(o->seed) + ": " + std::to_string(held.size()) + " of " +
-                std::to_string(heuristic::all_groups(results).size()) + " groups";
-    } else if (o->holdout_frac > 0) {
-      if (o->holdout_frac >= 1) {
-        throw Error("heuristic eval: --holdout-frac: expected a fraction below 1, got " +
-                    util::format_number(o->holdout_frac));
-      }
-      e = heuristic::evaluate_folds(results, static_cast<int>(std::lround(1 / o->holdout_frac)),
-                                    o->fit, fallback, o->tie);
-    } else {
-      if (o->heuristic.empty()) {
-        throw Error("heuristic eval: give --heuristic, --holdout, --holdout-frac or "
-                    "--holdout-seeded");
-      }
-      heuristic::RuleList rules =
-          heuristic::parse_rules(util::read_json(o->heuristic), results.columns, o->heuristic);
-      e = heuristic::evaluate_rules(results, rules, fallback, o->tie);
-    }
+    heuristic::Evaluation e = evaluate(*o, results);
     if (context.json) {
       nlohmann::json j = heuristic::to_json(e);
       context.out << j.dump(2) << "\n";

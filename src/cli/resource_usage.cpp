@@ -86,8 +86,7 @@ Handler setup_resource_usage(CLI::App &app) {
                   "binaries (cuobjdump); '" +
                   loaded.family.backend + "' is not supported yet");
     }
-    std::optional<ledger::State> state = ledger::read_state({loaded.layout.ledger});
-    std::string best = state ? state->best : loaded.baseline();
+    std::string best = loaded.best(ledger::ContentCheck::skip).id;
     std::vector<std::string> ids = options->candidates;
     if (ids.empty()) {
       for (const auto &c : loaded.candidates.all()) {

@@ -240,6 +240,267 @@ void judge(Decision &d, const Measurement &candidate) {
   }
 }
 
+// The decision's identity: who is compared with whom, on which target, under which options.
+Decision describe(const Measurement &best, const Measurement &candidate, const Request &request,
+                  const Options &options) {
+  Decision d;
+  d.family = candidate.family.empty() ? best.family : candidate.family;
+  d.candidate = candidate.candidate;
+  d.hash = candidate.hash;
+  d.best = best.candidate;
+  d.best_hash = best.hash;
+  d.target = request.target.empty() ? "global" : request.target;
+  d.date = candidate.date;
+  d.measured_by = profile::to_string(candidate.measured_by);
+  d.options = options;
+  return d;
+}
+
+// Measurements that cannot be compared at all, or a candidate that is not the code it claims to
+// be: returns the decision that says so.
+std::optional<Decision> refuse_inputs(const Decision &d, const Measurement &best,
+                                      const Measurement &candidate, const Request &request) {
+  if (!best.ok()) {
+    return failed(d, "BEST " + best.candidate + " has no usable measurement: " + best.reason);
+  }
+  if (!request.best_hash.empty() && best.hash != request.best_hash) {
+    return failed(d, "BEST " + best.candidate + "'s measurement has hash " + best.hash +
+                         ", expected " + request.best_hash);
+  }
+  if (!candidate.ok()) {
+    return failed(d, "candidate " + candidate.candidate + " failed: " +
+                         (candidate.reason.empty() ? "no reason given" : candidate.reason));
+  }
+  if (!best.family.empty() && !candidate.family.empty() && best.family != candidate.family) {
+    return failed(d,
+                  "families differ: BEST is " + best.family + ", candidate is " + candidate.family);
+  }
+  if (candidate.config_columns != best.config_columns) {
+    return failed(d, "configs differ from BEST's: columns " +
+                         util::join(candidate.config_columns, ",") + " vs BEST's " +
+                         util::join(best.config_columns, ","));
+  }
+  if (!request.expected_hash.empty() && candidate.hash != request.expected_hash) {
+    Decision incorrect = d;
+    incorrect.verdict = Verdict::incorrect;
+    incorrect.reason = "hash mismatch: the harness printed " + candidate.hash + ", candidate " +
+                       candidate.candidate + "'s content hash is " + request.expected_hash +
+                       " (the build did not use the candidate's sources)";
+    return incorrect;
+  }
+  return std::nullopt;
+}
+
+// BEST's configs paired with the candidate's results.
+struct Pairing {
+  std::vector<Pair> pairs;
+  std::vector<std::string> missing; ///< BEST's configs the candidate has no result for
+  /// The candidate's results no BEST config took, by config values.
+  std::map<std::vector<std::string>, std::vector<size_t>> unpaired;
+};
+
+// Pairs each BEST config with the candidate's result for the same values (in order, so a
+// config listed twice pairs with its second occurrence).
+Pairing pair_configs(const Measurement &best, const Measurement &candidate) {
+  Pairing p;
+  for (size_t i = candidate.configs.size(); i-- > 0;) {
+    p.unpaired[candidate.configs[i].values].push_back(i);
+  }
+  for (const ConfigResult &b : best.configs) {
+    auto it = p.unpaired.find(b.values);
+    if (it == p.unpaired.end() || it->second.empty()) {
+      p.missing.push_back(config_label(best.config_columns, b.values));
+      continue;
+    }
+    p.pairs.emplace_back(&b, &candidate.configs[it->second.back()]);
+    it->second.pop_back();
+  }
+  return p;
+}
+
+// The correctness rule over the paired results: every config has one, and each is_correct().
+std::optional<Decision> refuse_incorrect(const Decision &decision, const Pairing &p,
+                                         const Measurement &best) {
+  Decision d = decision;
+  d.verdict = Verdict::incorrect;
+  if (!p.missing.empty()) {
+    d.reason = "no result for " + std::to_string(p.missing.size()) + " of " +
+               std::to_string(best.configs.size()) + " configs: " + list_some(p.missing);
+    return d;
+  }
+  std::vector<std::string> wrong;
+  for (const auto &[b, c] : p.pairs) {
+    if (!is_correct(*c)) {
+      std::string label = config_label(best.config_columns, c->values);
+      d.incorrect.push_back({label, c->err, c->err_known});
+      wrong.push_back(label + " (err " +
+                      (c->err_known ? util::format_number(c->err) : "not compared") + ")");
+    }
+  }
+  if (!wrong.empty()) {
+    d.reason = std::to_string(wrong.size()) + " of " + std::to_string(p.pairs.size()) +
+               " configs have err != 0: " + list_some(wrong);
+    return d;
+  }
+  return std::nullopt;
+}
+
+// Returns why the paired results cannot be compared (extra configs, a config whose class or time
+// is off, different devices or timing sources), or "" when they can.
+std::string not_comparable(const Pairing &p, const Measurement &best,
+                           const Measurement &candidate) {
+  const auto &columns = best.config_columns;
+  std::vector<std::string> extra;
+  for (const auto &[values, left] : p.unpaired) {
+    for (size_t i = 0; i < left.size(); ++i) {
+      extra.push_back(config_label(columns, values));
+    }
+  }
+  if (!extra.empty()) {
+    return "configs differ from BEST's: the candidate also ran " + list_some(extra);
+  }
+  for (const auto &[b, c] : p.pairs) {
+    std::string label = config_label(columns, b->values);
+    if (b->config_class != c->config_class) {
+      return "config " + label + " is class " + b->config_class + " for BEST but " +
+             c->config_class + " for the candidate";
+    }
+    for (const auto &[m, us] : {std::pair{&best, b->us}, std::pair{&candidate, c->us}}) {
+      if (!(us > 0) || !std::isfinite(us)) {
+        return "config " + label + " has no time in " + m->candidate +
+               "'s measurement (us = " + util::format_number(us) + ")";
+      }
+    }
+  }
+  if (!best.device.empty() && !candidate.device.empty() && best.device != candidate.device) {
+    return "measured on different devices: BEST on " + best.device + ", candidate on " +
+           candidate.device;
+  }
+  std::string best_source = effective_source(best);
+  std::string candidate_source = effective_source(candidate);
+  if (best_source != candidate_source) {
+    return "not comparable: BEST measured by " + best_source + ", candidate by " + candidate_source;
+  }
+  return "";
+}
+
+// With count weighting, each config weighs as often as production called its shape: returns
+// the count column's index, -1 for equal weights, or nothing when the configs have no count.
+std::optional<std::ptrdiff_t> count_column_of(const std::vector<std::string> &columns,
+                                              const Options &options) {
+  if (options.weighting != Weighting::count) {
+    return -1;
+  }
+  auto it = std::find(columns.begin(), columns.end(), "count");
+  if (it == columns.end()) {
+    return std::nullopt;
+  }
+  return it - columns.begin();
+}
+
+// Side by side: the candidate's measurement names this BEST measurement as its partner, and
+// both hold samples of the same rounds. Returns those rounds, or 0 when not side by side.
+size_t side_by_side_rounds(const Measurement &best, const Measurement &candidate) {
+  size_t rounds = best.sampled_rounds();
+  bool side_by_side = !candidate.paired_best.empty() && candidate.paired_best == best.candidate &&
+                      candidate.paired_best_hash == best.hash && rounds >= 2 &&
+                      candidate.sampled_rounds() == rounds;
+  return side_by_side ? rounds : 0;
+}
+
+// The pairs by BEST's config class, in the order classes first appear, with their weights.
+struct Classes {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<Pair>> pairs;
+  std::map<std::string, std::vector<double>> weights; ///< empty without count weighting
+  std::vector<double> all_weights;
+};
+
+// Groups `pairs` by class, weighing each by its `count_column` value (when not -1). Returns why a
+// count is unusable, or "".
+std::string group_by_class(const std::vector<Pair> &pairs, const std::vector<std::string> &columns,
+                           std::ptrdiff_t count_column, Classes &classes) {
+  for (const auto &[b, c] : pairs) {
+    if (!classes.pairs.count(b->config_class)) {
+      classes.order.push_back(b->config_class);
+    }
+    classes.pairs[b->config_class].emplace_back(b, c);
+    if (count_column >= 0) {
+      const std::string &text = b->values.at(static_cast<size_t>(count_column));
+      double w = util::parse_double(text, "config " + config_label(columns, b->values) + ": count");
+      if (!(w > 0)) {
+        return "config " + config_label(columns, b->values) + ": count must be positive, got " +
+               text;
+      }
+      classes.weights[b->config_class].push_back(w);
+      classes.all_weights.push_back(w);
+    }
+  }
+  return "";
+}
+
+// The means noise rule: beyond the threshold at once; within it when the previous decision saw
+// the same direction.
+void means_state(ClassRow &row, double threshold, const Decision *previous) {
+  if (std::abs(row.change) >= threshold) {
+    row.state = row.change < 0 ? State::better : State::worse;
+  } else if (previous) {
+    for (const ClassRow &seen : previous->classes) {
+      if (seen.config_class == row.config_class && same_direction(seen.change, row.change)) {
+        row.state = row.change < 0 ? State::better : State::worse;
+        row.repeated = true;
+      }
+    }
+  }
+}
+
+// Each class's row and state, then the overall row; `rounds` 0 compares geomeans only.
+void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
+                     const Request &request) {
+  // The previous decision counts only for a new measurement (another date) of the same code
+  // against the same BEST: deciding the same measurement twice must not confirm itself.
+  // Deciding it again keeps what the first decision of it confirmed.
+  const Decision *previous = nullptr;
+  const Decision *again = nullptr;
+  if (request.previous && request.previous->candidate == d.candidate &&
+      request.previous->hash == d.hash && request.previous->best == d.best &&
+      request.previous->best_hash == d.best_hash) {
+    (request.previous->date != d.date ? previous : again) = &*request.previous;
+  }
+  const Options &options = d.options;
+  for (const std::string &name : classes.order) {
+    if (rounds) {
+      ClassRow row = compare_paired(name, classes.pairs[name], classes.weights[name], rounds,
+                                    options.confidence);
+      paired_state(row, options.noise, previous, again);
+      d.classes.push_back(row);
+      continue;
+    }
+    ClassRow row = compare(name, classes.pairs[name], classes.weights[name]);
+    means_state(row, options.noise, previous);
+    d.classes.push_back(row);
+  }
+  d.overall =
+      rounds ? compare_paired("overall", pairs, classes.all_weights, rounds, options.confidence)
+             : compare("overall", pairs, classes.all_weights);
+}
+
+// A threshold below what this machine resolves (kopt calibrate) on the measured device.
+void add_resolution_notes(Decision &d, const Request &request, const Classes &classes,
+                          const std::string &device) {
+  if (!request.calibration || request.calibration->device != device) {
+    return;
+  }
+  for (const Resolution &r : request.calibration->classes) {
+    if (r.half_width > d.options.noise && classes.pairs.count(r.config_class)) {
+      d.notes.push_back("the threshold " + format_change(d.options.noise).substr(1) +
+                        " is below this machine's resolution for " + r.config_class + " (" +
+                        format_change(r.half_width).substr(1) + ", kopt calibrate on " +
+                        request.calibration->date + "): only changes beyond it can show there");
+    }
+  }
+}
+
 } // namespace
 
 const char *to_string(Verdict verdict) {
@@ -305,19 +566,43 @@ std::string format_change(double change) {
   return text;
 }
 
+bool is_correct(const ConfigResult &config) { return config.err_known && config.err == 0; }
+
+std::vector<std::string> correctness_problems(const Measurement &m, const std::string &id,
+                                              const std::string &expected_hash) {
+  std::vector<std::string> problems;
+  if (!m.ok()) {
+    problems.push_back("failed: " + m.reason);
+    return problems;
+  }
+  if (m.hash != expected_hash) {
+    problems.push_back("identity: the harness printed hash '" + m.hash + "', candidate " + id +
+                       "'s sources hash to " + expected_hash + " (a stale or foreign binary)");
+  }
+  std::vector<std::string> wrong;
+  for (const auto &c : m.configs) {
+    if (is_correct(c)) {
+      continue;
+    }
+    std::string config = config_label(m.config_columns, c.values);
+    if (!c.err_known) {
+      wrong.push_back(config + ": no error reported (was the golden compared?)");
+    } else {
+      wrong.push_back(config + ": err " + util::format_number(c.err, 4) + " (kernel " + c.kernel +
+                      ")");
+    }
+  }
+  if (!wrong.empty()) {
+    problems.push_back("incorrect: " + std::to_string(wrong.size()) + " of " +
+                       std::to_string(m.configs.size()) + " configs have err != 0:\n    " +
+                       util::join(wrong, "\n    "));
+  }
+  return problems;
+}
+
 Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
                 const Options &options) {
-  Decision d;
-  d.family = candidate.family.empty() ? best.family : candidate.family;
-  d.candidate = candidate.candidate;
-  d.hash = candidate.hash;
-  d.best = best.candidate;
-  d.best_hash = best.hash;
-  d.target = request.target.empty() ? "global" : request.target;
-  d.date = candidate.date;
-  d.measured_by = profile::to_string(candidate.measured_by);
-  d.options = options;
-
+  Decision d = describe(best, candidate, request, options);
   if (!request.identical_to.empty()) {
     d.identical_to = request.identical_to;
     d.verdict = Verdict::tie;
@@ -325,199 +610,40 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
                "): not measured as a change, not counted";
     return d;
   }
-  if (!best.ok()) {
-    return failed(d, "BEST " + best.candidate + " has no usable measurement: " + best.reason);
+  if (std::optional<Decision> refused = refuse_inputs(d, best, candidate, request)) {
+    return *refused;
   }
-  if (!request.best_hash.empty() && best.hash != request.best_hash) {
-    return failed(d, "BEST " + best.candidate + "'s measurement has hash " + best.hash +
-                         ", expected " + request.best_hash);
+  Pairing pairing = pair_configs(best, candidate);
+  if (std::optional<Decision> refused = refuse_incorrect(d, pairing, best)) {
+    return *refused;
   }
-  if (!candidate.ok()) {
-    return failed(d, "candidate " + candidate.candidate + " failed: " +
-                         (candidate.reason.empty() ? "no reason given" : candidate.reason));
+  if (std::string why = not_comparable(pairing, best, candidate); !why.empty()) {
+    return failed(d, why);
   }
-  if (!best.family.empty() && !candidate.family.empty() && best.family != candidate.family) {
-    return failed(d,
-                  "families differ: BEST is " + best.family + ", candidate is " + candidate.family);
-  }
-  if (candidate.config_columns != best.config_columns) {
-    return failed(d, "configs differ from BEST's: columns " +
-                         util::join(candidate.config_columns, ",") + " vs BEST's " +
-                         util::join(best.config_columns, ","));
-  }
-  if (!request.expected_hash.empty() && candidate.hash != request.expected_hash) {
-    d.verdict = Verdict::incorrect;
-    d.reason = "hash mismatch: the harness printed " + candidate.hash + ", candidate " +
-               candidate.candidate + "'s content hash is " + request.expected_hash +
-               " (the build did not use the candidate's sources)";
-    return d;
-  }
-
-  // Pair each BEST config with the candidate's result for the same values (in order, so a
-  // config listed twice pairs with its second occurrence).
   const auto &columns = best.config_columns;
-  std::map<std::vector<std::string>, std::vector<size_t>> by_values;
-  for (size_t i = candidate.configs.size(); i-- > 0;) {
-    by_values[candidate.configs[i].values].push_back(i);
+  std::optional<std::ptrdiff_t> count_column = count_column_of(columns, options);
+  if (!count_column) {
+    return failed(d, "weighting by count needs a 'count' column in the configs (columns: " +
+                         util::join(columns, ", ") + "); make one with kopt capture merge");
   }
-  std::vector<Pair> pairs;
-  std::vector<std::string> missing;
-  for (const ConfigResult &b : best.configs) {
-    auto it = by_values.find(b.values);
-    if (it == by_values.end() || it->second.empty()) {
-      missing.push_back(config_label(columns, b.values));
-      continue;
-    }
-    pairs.emplace_back(&b, &candidate.configs[it->second.back()]);
-    it->second.pop_back();
+  size_t rounds = side_by_side_rounds(best, candidate);
+  d.method = rounds ? Method::paired : Method::means;
+  d.rounds = static_cast<int>(rounds);
+  Classes classes;
+  if (std::string why = group_by_class(pairing.pairs, columns, *count_column, classes);
+      !why.empty()) {
+    return failed(d, why);
   }
-  if (!missing.empty()) {
-    d.verdict = Verdict::incorrect;
-    d.reason = "no result for " + std::to_string(missing.size()) + " of " +
-               std::to_string(best.configs.size()) + " configs: " + list_some(missing);
-    return d;
-  }
-  std::vector<std::string> wrong;
-  for (const auto &[b, c] : pairs) {
-    if (!c->err_known || c->err != 0) {
-      std::string label = config_label(columns, c->values);
-      d.incorrect.push_back({label, c->err, c->err_known});
-      wrong.push_back(label + " (err " +
-                      (c->err_known ? util::format_number(c->err) : "not compared") + ")");
-    }
-  }
-  if (!wrong.empty()) {
-    d.verdict = Verdict::incorrect;
-    d.reason = std::to_string(wrong.size()) + " of " + std::to_string(pairs.size()) +
-               " configs have err != 0: " + list_some(wrong);
-    return d;
-  }
-
-  std::vector<std::string> extra;
-  for (const auto &[values, left] : by_values) {
-    for (size_t i = 0; i < left.size(); ++i) {
-      extra.push_back(config_label(columns, values));
-    }
-  }
-  if (!extra.empty()) {
-    return failed(d, "configs differ from BEST's: the candidate also ran " + list_some(extra));
-  }
-  for (const auto &[b, c] : pairs) {
-    std::string label = config_label(columns, b->values);
-    if (b->config_class != c->config_class) {
-      return failed(d, "config " + label + " is class " + b->config_class + " for BEST but " +
-                           c->config_class + " for the candidate");
-    }
-    for (const auto &[m, us] : {std::pair{&best, b->us}, std::pair{&candidate, c->us}}) {
-      if (!(us > 0) || !std::isfinite(us)) {
-        return failed(d, "config " + label + " has no time in " + m->candidate +
-                             "'s measurement (us = " + util::format_number(us) + ")");
-      }
-    }
-  }
-  if (!best.device.empty() && !candidate.device.empty() && best.device != candidate.device) {
-    return failed(d, "measured on different devices: BEST on " + best.device + ", candidate on " +
-                         candidate.device);
-  }
-  std::string best_source = effective_source(best);
-  std::string candidate_source = effective_source(candidate);
-  if (best_source != candidate_source) {
-    return failed(d, "not comparable: BEST measured by " + best_source + ", candidate by " +
-                         candidate_source);
-  }
-
-  // With count weighting, each config weighs as often as production called its shape.
-  std::ptrdiff_t count_column = -1;
-  if (options.weighting == Weighting::count) {
-    auto it = std::find(columns.begin(), columns.end(), "count");
-    if (it == columns.end()) {
-      return failed(d, "weighting by count needs a 'count' column in the configs (columns: " +
-                           util::join(columns, ", ") + "); make one with kopt capture merge");
-    }
-    count_column = it - columns.begin();
-  }
-  // Side by side: the candidate's measurement names this BEST measurement as its partner, and
-  // both hold samples of the same rounds.
-  size_t rounds = best.sampled_rounds();
-  bool side_by_side = !candidate.paired_best.empty() && candidate.paired_best == best.candidate &&
-                      candidate.paired_best_hash == best.hash && rounds >= 2 &&
-                      candidate.sampled_rounds() == rounds;
-  d.method = side_by_side ? Method::paired : Method::means;
-  d.rounds = side_by_side ? static_cast<int>(rounds) : 0;
-
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<Pair>> class_pairs;
-  std::map<std::string, std::vector<double>> class_weights;
-  std::vector<double> all_weights;
-  for (const auto &[b, c] : pairs) {
-    if (!class_pairs.count(b->config_class)) {
-      order.push_back(b->config_class);
-    }
-    class_pairs[b->config_class].emplace_back(b, c);
-    if (count_column >= 0) {
-      const std::string &text = b->values.at(static_cast<size_t>(count_column));
-      double w = util::parse_double(text, "config " + config_label(columns, b->values) + ": count");
-      if (!(w > 0)) {
-        return failed(d, "config " + config_label(columns, b->values) +
-                             ": count must be positive, got " + text);
-      }
-      class_weights[b->config_class].push_back(w);
-      all_weights.push_back(w);
-    }
-  }
-  if (d.target != "global" && !class_pairs.count(d.target)) {
+  if (d.target != "global" && !classes.pairs.count(d.target)) {
     return failed(d, "target class '" + d.target +
                          "' is not a config class of this measurement (classes: " +
-                         util::join(order, ", ") + ")");
+                         util::join(classes.order, ", ") + ")");
   }
-  if (pairs.empty()) {
+  if (pairing.pairs.empty()) {
     return failed(d, "BEST " + best.candidate + "'s measurement has no configs");
   }
-
-  // The previous decision counts only for a new measurement (another date) of the same code
-  // against the same BEST: deciding the same measurement twice must not confirm itself.
-  // Deciding it again keeps what the first decision of it confirmed.
-  const Decision *previous = nullptr;
-  const Decision *again = nullptr;
-  if (request.previous && request.previous->candidate == d.candidate &&
-      request.previous->hash == d.hash && request.previous->best == d.best &&
-      request.previous->best_hash == d.best_hash) {
-    (request.previous->date != d.date ? previous : again) = &*request.previous;
-  }
-  for (const std::string &name : order) {
-    if (side_by_side) {
-      ClassRow row =
-          compare_paired(name, class_pairs[name], class_weights[name], rounds, options.confidence);
-      paired_state(row, options.noise, previous, again);
-      d.classes.push_back(row);
-      continue;
-    }
-    ClassRow row = compare(name, class_pairs[name], class_weights[name]);
-    if (std::abs(row.change) >= options.noise) {
-      row.state = row.change < 0 ? State::better : State::worse;
-    } else if (previous) {
-      for (const ClassRow &seen : previous->classes) {
-        if (seen.config_class == name && same_direction(seen.change, row.change)) {
-          row.state = row.change < 0 ? State::better : State::worse;
-          row.repeated = true;
-        }
-      }
-    }
-    d.classes.push_back(row);
-  }
-  d.overall = side_by_side
-                  ? compare_paired("overall", pairs, all_weights, rounds, options.confidence)
-                  : compare("overall", pairs, all_weights);
-  if (request.calibration && request.calibration->device == best.device) {
-    for (const Resolution &r : request.calibration->classes) {
-      if (r.half_width > options.noise && class_pairs.count(r.config_class)) {
-        d.notes.push_back("the threshold " + format_change(options.noise).substr(1) +
-                          " is below this machine's resolution for " + r.config_class + " (" +
-                          format_change(r.half_width).substr(1) + ", kopt calibrate on " +
-                          request.calibration->date + "): only changes beyond it can show there");
-      }
-    }
-  }
+  compare_classes(d, classes, pairing.pairs, rounds, request);
+  add_resolution_notes(d, request, classes, best.device);
 
   if (d.candidate == d.best) {
     // BEST is what the loop keeps, so its keep test passes (a kept candidate stays green).
@@ -525,7 +651,7 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
     d.reason = "candidate is BEST";
     return d;
   }
-  if (best_source == "events" && options.harness_time == HarnessTime::refuse) {
+  if (effective_source(best) == "events" && options.harness_time == HarnessTime::refuse) {
     return failed(d, "harness time alone never keeps a candidate: both measurements are "
                      "events timings (allow them with --allow-harness-time)");
   }

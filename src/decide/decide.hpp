@@ -137,6 +137,16 @@ struct Request {
   std::optional<Calibration> calibration; ///< the machine's resolution, when calibrated
 };
 
+/// The correctness rule for one config: its output was compared against the golden and its
+/// err is 0 (harness timing never excuses a wrong or unchecked output).
+bool is_correct(const profile::ConfigResult &config);
+
+/// What a correctness run of candidate `id` breaks, one problem per line group: "failed: ..." when
+/// it did not run, "identity: ..." when it printed another hash than `expected_hash`, and
+/// "incorrect: ..." listing every config that is not is_correct(). Empty: the candidate is correct.
+std::vector<std::string> correctness_problems(const profile::Measurement &m, const std::string &id,
+                                              const std::string &expected_hash);
+
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,
                 const Request &request, const Options &options = {});

@@ -287,8 +287,11 @@ nlohmann::json classes_json(const decide::Decision &d) {
   return classes;
 }
 
-Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec &candidate,
-                const profile::Measurement &measurement, const Options &options) {
+namespace {
+
+// The decision, candidate.json and measurement must all be of the same candidate.
+void check_same_candidate(const Decision &d, const spec::CandidateSpec &candidate,
+                          const profile::Measurement &measurement) {
   if (candidate.id != d.candidate) {
     throw Error("candidate.json is for " + candidate.id + " but the decision is for " +
                 d.candidate);
@@ -297,39 +300,41 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     throw Error("the measurement is for " + measurement.candidate + " but the decision is for " +
                 d.candidate);
   }
-  std::string date = d.date.empty() ? util::utc_now() : d.date;
-  util::FileLock lock(files.lock());
-  util::InterruptShield shield; // state.json, performance.md and attempts.jsonl agree
-  std::optional<State> current = read_state(files);
+}
 
-  if (!current) {
-    if (d.candidate != d.best) {
-      throw Error(files.state().string() + ": no ledger yet: record the baseline " + d.best +
-                  " first");
-    }
-    if (d.verdict != Verdict::keep || !d.overall) {
-      throw Error("baseline " + d.candidate +
-                  " cannot be recorded: " + decide::to_string(d.verdict) + " (" + d.reason + ")");
-    }
-    State s;
-    s.family = d.family;
-    s.best = d.candidate;
-    s.best_hash = d.hash;
-    s.kept.push_back({date, d.candidate, d.hash, "baseline", d.target,
-                      kernels_of(measurement, d.target), source_of(measurement),
-                      d.overall->candidate_us, std::nullopt, std::nullopt,
-                      candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
-    write_all(files, s,
-              {{"kind", "baseline"},
-               {"date", date},
-               {"candidate", d.candidate},
-               {"hash", d.hash},
-               {"geomean_us", d.overall->candidate_us},
-               {"measured_by", source_of(measurement)}});
-    return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
+// The first record: the baseline decided against itself starts the state as BEST.
+Recorded record_first_baseline(const Files &files, const Decision &d,
+                               const spec::CandidateSpec &candidate,
+                               const profile::Measurement &measurement, const std::string &date) {
+  if (d.candidate != d.best) {
+    throw Error(files.state().string() + ": no ledger yet: record the baseline " + d.best +
+                " first");
   }
+  if (d.verdict != Verdict::keep || !d.overall) {
+    throw Error("baseline " + d.candidate + " cannot be recorded: " + decide::to_string(d.verdict) +
+                " (" + d.reason + ")");
+  }
+  State s;
+  s.family = d.family;
+  s.best = d.candidate;
+  s.best_hash = d.hash;
+  s.kept.push_back({date, d.candidate, d.hash, "baseline", d.target,
+                    kernels_of(measurement, d.target), source_of(measurement),
+                    d.overall->candidate_us, std::nullopt, std::nullopt,
+                    candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
+  write_all(files, s,
+            {{"kind", "baseline"},
+             {"date", date},
+             {"candidate", d.candidate},
+             {"hash", d.hash},
+             {"geomean_us", d.overall->candidate_us},
+             {"measured_by", source_of(measurement)}});
+  return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
+}
 
-  State s = *current;
+// A decision that changes nothing (identical code, BEST itself, already recorded) returns why;
+// one the ledger cannot take (another family, stopped, made against another BEST) throws.
+std::optional<Recorded> nothing_to_record(const Files &files, const State &s, const Decision &d) {
   if (!s.family.empty() && !d.family.empty() && s.family != d.family) {
     throw Error(files.state().string() + ": the ledger is for family " + s.family +
                 ", the decision for " + d.family);
@@ -339,14 +344,14 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
                 s.stop_reason + "); no more attempts are recorded");
   }
   if (!d.identical_to.empty()) {
-    return {Outcome::identical,
-            "candidate " + d.candidate + " is identical to " + d.identical_to +
-                ": nothing recorded, regression counter unchanged",
-            s};
+    return Recorded{Outcome::identical,
+                    "candidate " + d.candidate + " is identical to " + d.identical_to +
+                        ": nothing recorded, regression counter unchanged",
+                    s};
   }
   if (d.candidate == s.best) {
-    return {Outcome::candidate_is_best, "candidate " + d.candidate + " is BEST; nothing recorded",
-            s};
+    return Recorded{Outcome::candidate_is_best,
+                    "candidate " + d.candidate + " is BEST; nothing recorded", s};
   }
   // A failed decision may carry whatever hash BEST's broken measurement had; its id still
   // has to be the ledger's BEST.
@@ -359,108 +364,133 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   std::string verdict = decide::to_string(d.verdict);
   for (const RecordedAttempt &a : s.recorded) {
     if (a.candidate == d.candidate && a.hash == d.hash && a.verdict == verdict) {
-      return {Outcome::duplicate,
-              "candidate " + d.candidate + " (hash " + short_hash(d.hash) +
-                  ") was already recorded as " + verdict + " against BEST " + s.best +
-                  "; nothing changed",
-              s};
+      return Recorded{Outcome::duplicate,
+                      "candidate " + d.candidate + " (hash " + short_hash(d.hash) +
+                          ") was already recorded as " + verdict + " against BEST " + s.best +
+                          "; nothing changed",
+                      s};
     }
   }
+  return std::nullopt;
+}
 
-  std::string proposal = proposal_of(candidate);
+// What one verdict did to the state: the user's message and the attempt's event ("" for none).
+struct Applied {
   std::string message;
   std::string event;
-  switch (d.verdict) {
-  case Verdict::keep: {
-    if (!d.overall) {
-      throw Error("the keep decision for " + d.candidate + " has no overall numbers");
+};
+
+// A keep: the candidate becomes BEST, its row joins performance.md, the counters reset.
+Applied apply_keep(State &s, const Decision &d, const spec::CandidateSpec &candidate,
+                   const profile::Measurement &measurement, const std::string &date) {
+  if (!d.overall) {
+    throw Error("the keep decision for " + d.candidate + " has no overall numbers");
+  }
+  KeptRow row{date,
+              d.candidate,
+              d.hash,
+              "keep",
+              d.target,
+              kernels_of(measurement, d.target),
+              source_of(measurement),
+              d.overall->candidate_us,
+              d.overall->change,
+              std::nullopt,
+              candidate.hypothesis};
+  if (d.overall->has_interval) {
+    row.interval = std::pair{d.overall->low, d.overall->high};
+  }
+  s.kept.push_back(std::move(row));
+  s.best = d.candidate;
+  s.best_hash = d.hash;
+  clear_regressions(s);
+  s.recorded.clear();
+  return {d.candidate + " kept: BEST is now " + d.candidate, ""};
+}
+
+// A regression: counted (into the Stop Summary's window) unless confirmed within the threshold;
+// enough in a row stop the loop.
+Applied apply_regression(State &s, const Decision &d, const spec::CandidateSpec &candidate,
+                         const std::string &date, const Options &options) {
+  if (!d.counts_as_regression()) {
+    // Confirmed but within the threshold: a real regression too small to count.
+    return {d.candidate + " regressed within the threshold (confirmed by two side-by-side "
+                          "measurements): regression counter unchanged",
+            ""};
+  }
+  RegressionSummary summary{date,     d.best, d.candidate, d.hash, candidate.hypothesis,
+                            d.target, {},     {}};
+  for (const decide::ClassRow &row : d.classes) {
+    summary.classes.push_back(change_of(row));
+  }
+  if (d.overall) {
+    summary.overall = change_of(*d.overall);
+  }
+  s.recent_regressions.push_back(std::move(summary));
+  if (s.recent_regressions.size() > kRegressionWindow) {
+    s.recent_regressions.erase(s.recent_regressions.begin());
+  }
+  s.consecutive_regressions += 1;
+  Applied applied{d.candidate + " regressed: " + std::to_string(s.consecutive_regressions) +
+                      " of " + std::to_string(options.max_consecutive) + " consecutive regressions",
+                  ""};
+  if (s.consecutive_regressions >= options.max_consecutive) {
+    s.stopped = true;
+    s.stop_reason = std::to_string(s.consecutive_regressions) + " consecutive measured regressions";
+    s.stop_date = date;
+    applied.message += "; stopped";
+    applied.event = "stopped";
+  }
+  return applied;
+}
+
+// An incorrect attempt: one more repair attempt for its proposal, abandoned at the limit.
+Applied apply_incorrect(State &s, const Decision &d, const std::string &proposal,
+                        const Options &options) {
+  int &attempts = s.repair_attempts[proposal];
+  attempts += 1;
+  Applied applied{d.candidate + " incorrect: repair attempt " + std::to_string(attempts) + " of " +
+                      std::to_string(options.max_repairs) + " for proposal " + proposal,
+                  ""};
+  if (attempts >= options.max_repairs) {
+    if (std::find(s.abandoned.begin(), s.abandoned.end(), proposal) == s.abandoned.end()) {
+      s.abandoned.push_back(proposal);
     }
-    KeptRow row{date,
-                d.candidate,
-                d.hash,
-                "keep",
-                d.target,
-                kernels_of(measurement, d.target),
-                source_of(measurement),
-                d.overall->candidate_us,
-                d.overall->change,
-                std::nullopt,
-                candidate.hypothesis};
-    if (d.overall->has_interval) {
-      row.interval = std::pair{d.overall->low, d.overall->high};
-    }
-    s.kept.push_back(std::move(row));
-    s.best = d.candidate;
-    s.best_hash = d.hash;
     clear_regressions(s);
-    s.recorded.clear();
-    message = d.candidate + " kept: BEST is now " + d.candidate;
-    break;
+    applied.message += "; proposal abandoned, regression counter reset";
+    applied.event = "abandoned";
   }
-  case Verdict::regression: {
-    if (!d.counts_as_regression()) {
-      // Confirmed but within the threshold: a real regression too small to count.
-      message = d.candidate + " regressed within the threshold (confirmed by two side-by-side "
-                              "measurements): regression counter unchanged";
-      break;
-    }
-    RegressionSummary summary{date,     d.best, d.candidate, d.hash, candidate.hypothesis,
-                              d.target, {},     {}};
-    for (const decide::ClassRow &row : d.classes) {
-      summary.classes.push_back(change_of(row));
-    }
-    if (d.overall) {
-      summary.overall = change_of(*d.overall);
-    }
-    s.recent_regressions.push_back(std::move(summary));
-    if (s.recent_regressions.size() > kRegressionWindow) {
-      s.recent_regressions.erase(s.recent_regressions.begin());
-    }
-    s.consecutive_regressions += 1;
-    message = d.candidate + " regressed: " + std::to_string(s.consecutive_regressions) + " of " +
-              std::to_string(options.max_consecutive) + " consecutive regressions";
-    if (s.consecutive_regressions >= options.max_consecutive) {
-      s.stopped = true;
-      s.stop_reason =
-          std::to_string(s.consecutive_regressions) + " consecutive measured regressions";
-      s.stop_date = date;
-      message += "; stopped";
-      event = "stopped";
-    }
-    break;
-  }
+  return applied;
+}
+
+// What the verdict does to BEST and the counters.
+Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &candidate,
+                      const profile::Measurement &measurement, const std::string &date,
+                      const std::string &proposal, const Options &options) {
+  switch (d.verdict) {
+  case Verdict::keep:
+    return apply_keep(s, d, candidate, measurement, date);
+  case Verdict::regression:
+    return apply_regression(s, d, candidate, date, options);
   case Verdict::tie:
     clear_regressions(s);
-    message = d.candidate + " tied with BEST: regression counter reset";
-    break;
+    return {d.candidate + " tied with BEST: regression counter reset", ""};
   case Verdict::failed:
     clear_regressions(s);
-    message = d.candidate + " failed (no comparable measurement): regression counter reset";
-    break;
-  case Verdict::incorrect: {
-    int &attempts = s.repair_attempts[proposal];
-    attempts += 1;
-    message = d.candidate + " incorrect: repair attempt " + std::to_string(attempts) + " of " +
-              std::to_string(options.max_repairs) + " for proposal " + proposal;
-    if (attempts >= options.max_repairs) {
-      if (std::find(s.abandoned.begin(), s.abandoned.end(), proposal) == s.abandoned.end()) {
-        s.abandoned.push_back(proposal);
-      }
-      clear_regressions(s);
-      message += "; proposal abandoned, regression counter reset";
-      event = "abandoned";
-    }
-    break;
-  }
+    return {d.candidate + " failed (no comparable measurement): regression counter reset", ""};
+  case Verdict::incorrect:
+    return apply_incorrect(s, d, proposal, options);
   case Verdict::split:
-    message = d.candidate + " split: regression counter unchanged (" + d.split_advice + ")";
-    break;
+    return {d.candidate + " split: regression counter unchanged (" + d.split_advice + ")", ""};
   }
-  if (d.verdict != Verdict::keep) {
-    s.recorded.push_back({d.candidate, d.hash, verdict});
-  }
+  return {};
+}
 
-  nlohmann::json attempt{
+// The attempt's line in attempts.jsonl.
+nlohmann::json attempt_json(const Decision &d, const State &s, const spec::CandidateSpec &candidate,
+                            const std::string &date, const std::string &proposal,
+                            const std::string &event) {
+  return nlohmann::json{
       {"kind", "attempt"},
       {"date", date},
       {"candidate", d.candidate},
@@ -470,7 +500,7 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
       {"proposal", proposal},
       {"target", d.target},
       {"hypothesis", candidate.hypothesis},
-      {"verdict", verdict},
+      {"verdict", decide::to_string(d.verdict)},
       {"reason", d.reason},
       {"overall_change", d.overall ? nlohmann::json(d.overall->change) : nlohmann::json(nullptr)},
       {"overall_interval", d.overall && d.overall->has_interval
@@ -480,8 +510,31 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
       {"classes", classes_json(d)},
       {"consecutive_regressions", s.consecutive_regressions},
       {"event", event}};
-  write_all(files, s, attempt);
-  return {Outcome::recorded, message, s};
+}
+
+} // namespace
+
+Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec &candidate,
+                const profile::Measurement &measurement, const Options &options) {
+  check_same_candidate(d, candidate, measurement);
+  std::string date = d.date.empty() ? util::utc_now() : d.date;
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield; // state.json, performance.md and attempts.jsonl agree
+  std::optional<State> current = read_state(files);
+  if (!current) {
+    return record_first_baseline(files, d, candidate, measurement, date);
+  }
+  State s = *current;
+  if (std::optional<Recorded> unchanged = nothing_to_record(files, s, d)) {
+    return *unchanged;
+  }
+  std::string proposal = proposal_of(candidate);
+  Applied applied = apply_verdict(s, d, candidate, measurement, date, proposal, options);
+  if (d.verdict != Verdict::keep) {
+    s.recorded.push_back({d.candidate, d.hash, decide::to_string(d.verdict)});
+  }
+  write_all(files, s, attempt_json(d, s, candidate, date, proposal, applied.event));
+  return {Outcome::recorded, applied.message, s};
 }
 
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "candidate/candidate.hpp"
 #include "decide/decide.hpp"
 #include "profile/measurement.hpp"
 #include "spec/candidate_spec.hpp"
@@ -107,6 +108,28 @@ State state_from_json(const nlohmann::json &j, const std::string &source);
 
 /// Reads state.json, or returns nothing when the ledger has none yet.
 std::optional<State> read_state(const Files &files);
+
+/// Who BEST is: its id and the content hash it was kept with.
+struct Best {
+  std::string id;
+  std::string hash;
+  bool recorded = true; ///< false: the baseline before the ledger has a state
+};
+
+/// Whether resolve_best() checks that BEST's content is still what was kept.
+enum class ContentCheck { verify, skip };
+
+/// Returns the baseline: the candidate without a base (00 by convention); throws kopt::Error
+/// naming family.json when there is none.
+std::string baseline(const spec::Family &family, const candidate::CandidateSet &candidates);
+
+/// Who BEST is: state.json's BEST and the hash it was kept with, or the baseline (recorded false)
+/// before the first record. With ContentCheck::verify the baseline's hash is its content hash,
+/// and a BEST whose content changed since it was kept throws kopt::Error naming its folder and
+/// the two ways out; with skip only the id is resolved.
+Best resolve_best(const Files &files, const spec::Family &family,
+                  const candidate::CandidateSet &candidates,
+                  ContentCheck check = ContentCheck::verify);
 
 /// Returns performance.md's text for `state`: the results table and, when stopped, the Stop
 /// Summary with the recent regressions.

@@ -7,11 +7,13 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
+#include "util/interrupt.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <ostream>
@@ -162,9 +164,11 @@ Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setu
           family.warmup, family.repeat};
 }
 
-Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
-                        const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
-                        const RunSetup &setup, const fs::path &results_dir, GoldenCheck golden) {
+namespace {
+
+// A run's measurement before it runs: who, where, when, and the configs file's columns.
+Measurement describe_run(const spec::Family &family, const std::string &id, HarnessMode mode,
+                         const RunSetup &setup) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
@@ -180,6 +184,47 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     m.repeat = family.repeat;
   }
   m.config_columns = util::read_csv(family.configs).header;
+  return m;
+}
+
+// Why a harness run failed: how it ended and the last lines of its stderr.
+std::string harness_failure(const util::ProcessResult &result, double timeout_s) {
+  std::string reason = "harness " + result.describe(timeout_s);
+  std::string last = tail(result.err, 3);
+  if (!last.empty()) {
+    reason += ": " + last;
+  }
+  while (!reason.empty() && reason.back() == '\n') {
+    reason.pop_back();
+  }
+  return reason;
+}
+
+// The harness's rows as the measurement's configs, each with its class and harness time.
+void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Family &family) {
+  for (auto &row : rows) {
+    ConfigResult c;
+    c.config_class = spec::config_class(family.classes, m.config_columns, row.values);
+    c.values = std::move(row.values);
+    c.kernel = std::move(row.kernel);
+    c.us = row.us;
+    c.harness_us = row.us;
+    if (!row.samples.empty()) {
+      c.rounds = {std::move(row.samples)};
+    }
+    c.err_known = row.err.has_value();
+    c.err = row.err.value_or(0);
+    m.configs.push_back(std::move(c));
+  }
+}
+
+} // namespace
+
+Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
+                        const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
+                        const RunSetup &setup, const fs::path &results_dir, GoldenCheck golden) {
+  Measurement m = describe_run(family, id, mode, setup);
+  bool host = family.backend == "host";
 
   fs::path harness = layout.harness(id);
   fs::path dir = results_dir.empty() ? layout.results_dir(id) : results_dir;
@@ -231,14 +276,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
 
   if (!result.ok()) {
     m.status = "failed";
-    m.reason = "harness " + result.describe(family.timeout_s);
-    std::string last = tail(result.err, 3);
-    if (!last.empty()) {
-      m.reason += ": " + last;
-    }
-    while (!m.reason.empty() && m.reason.back() == '\n') {
-      m.reason.pop_back();
-    }
+    m.reason = harness_failure(result, family.timeout_s);
     return m;
   }
   std::vector<HarnessRow> rows;
@@ -249,20 +287,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     m.reason = e.what();
     return m;
   }
-  for (auto &row : rows) {
-    ConfigResult c;
-    c.config_class = spec::config_class(family.classes, m.config_columns, row.values);
-    c.values = std::move(row.values);
-    c.kernel = std::move(row.kernel);
-    c.us = row.us;
-    c.harness_us = row.us;
-    if (!row.samples.empty()) {
-      c.rounds = {std::move(row.samples)};
-    }
-    c.err_known = row.err.has_value();
-    c.err = row.err.value_or(0);
-    m.configs.push_back(std::move(c));
-  }
+  add_configs(m, std::move(rows), family);
   if (under_ncu) {
     use_ncu_times(m, result.out, log.string(), family.kernel_regex);
   } else if (under_rocprofv3) {
@@ -418,6 +443,73 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
                                                  {"configs", family.configs.string()},
                                                  {"date", util::utc_now()}});
   return "golden written from candidate " + baseline_id;
+}
+
+BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
+                         const std::string &id, const std::string &best_id, int rounds,
+                         GoldenCheck best_golden, util::ProcessRunner &runner,
+                         const RunSetup &setup, std::ostream &progress) {
+  BenchRun run;
+  // An earlier measurement is of other code, or beside another BEST: an interrupted or
+  // failed run must not leave it to be decided on.
+  std::filesystem::remove(layout.paired_best(id));
+  std::filesystem::remove(layout.measurement(id));
+  try {
+    if (id == best_id) {
+      run.candidate = run_harness(family, layout, id, HarnessMode::benchmark, runner, setup);
+    } else {
+      progress << "candidate " << id << " side by side with BEST " << best_id << ": " << rounds
+               << " rounds\n";
+      SideBySide side = run_side_by_side(family, layout, best_id, id, rounds, runner, setup,
+                                         progress, best_golden);
+      run.candidate = std::move(side.candidate);
+      run.best = std::move(side.best);
+      write_measurement(layout.paired_best(id), *run.best);
+    }
+  } catch (const util::Interrupted &e) {
+    throw util::Interrupted(e.signal(), "bench of candidate " + id + ": no measurement written (" +
+                                            e.what() + ")");
+  }
+  write_measurement(layout.measurement(id), run.candidate);
+  return run;
+}
+
+std::string why_measure_again(const spec::Family &family, const spec::Layout &layout,
+                              const std::string &id, const std::string &hash,
+                              const std::string &best_id, const std::string &best_hash,
+                              const RunSetup &setup) {
+  namespace fs = std::filesystem;
+  fs::path file = layout.measurement(id);
+  if (!fs::exists(file)) {
+    return "no measurement yet";
+  }
+  for (const std::string &who : {id, best_id}) {
+    fs::path harness = layout.harness(who);
+    if (!fs::exists(harness) || fs::last_write_time(file) < fs::last_write_time(harness)) {
+      return "candidate_" + who + " was built after the measurement";
+    }
+  }
+  Measurement m = read_measurement(file);
+  if (!m.ok()) {
+    return "the measurement failed";
+  }
+  if (id != best_id && (m.paired_best != best_id || m.paired_best_hash != best_hash)) {
+    return "measured beside BEST " + m.paired_best + ", BEST is now " + best_id;
+  }
+  return stale_reason(conditions_of(m), benchmark_conditions(family, setup, hash));
+}
+
+std::map<std::string, std::pair<int, double>> class_geomeans(const Measurement &m) {
+  std::map<std::string, std::pair<int, double>> sums;
+  for (const auto &c : m.configs) {
+    auto &[n, log_sum] = sums[c.config_class];
+    ++n;
+    log_sum += std::log(std::max(c.us, 1e-9));
+  }
+  for (auto &[name, entry] : sums) {
+    entry.second = std::exp(entry.second / entry.first);
+  }
+  return sums;
 }
 
 } // namespace kopt::profile

@@ -7,6 +7,7 @@
 
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kopt::profile {
@@ -61,6 +62,32 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
 /// keep metric the median of the rounds' medians, the worst error of the runs that compared
 /// (unknown when none did); the first failed run (or a hash that changed between runs) fails it.
 Measurement merge_rounds(const std::vector<Measurement> &runs);
+
+/// What one `kopt bench` measured: the candidate and, side by side, BEST beside it.
+struct BenchRun {
+  Measurement candidate;
+  std::optional<Measurement> best; ///< absent when the candidate is BEST (measured alone)
+};
+
+/// Benchmarks candidate `id` into results/<id>/: alone when it is BEST `best_id`, else side by
+/// side with it for `rounds` rounds (best_measurement.json holds BEST's samples). The previous
+/// measurement files are removed first, so an interrupted or failed run leaves none to decide on;
+/// an interruption is rethrown saying that no measurement was written.
+BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
+                         const std::string &id, const std::string &best_id, int rounds,
+                         GoldenCheck best_golden, util::ProcessRunner &runner,
+                         const RunSetup &setup, std::ostream &progress);
+
+/// Why an existing measurement of `id` (content hash `hash`) cannot be reused, or "" when it
+/// can: it must be of the same sources measured under the same conditions (and, side by side,
+/// beside BEST `best_id` with `best_hash`), and newer than both harness binaries.
+std::string why_measure_again(const spec::Family &family, const spec::Layout &layout,
+                              const std::string &id, const std::string &hash,
+                              const std::string &best_id, const std::string &best_hash,
+                              const RunSetup &setup);
+
+/// Per config class of `m`: the number of configs and the geomean of their keep metric (us).
+std::map<std::string, std::pair<int, double>> class_geomeans(const Measurement &m);
 
 /// Returns whether the golden exists and came from the baseline with content hash
 /// `baseline_hash` over the family's configs.

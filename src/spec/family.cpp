@@ -245,26 +245,8 @@ void check_configs(const Family &f, const Fields &top) {
   }
 }
 
-} // namespace
-
-const Instance *Family::find_instance(const std::string &instance_name) const {
-  for (const auto &instance : instances) {
-    if (instance.name == instance_name) {
-      return &instance;
-    }
-  }
-  return nullptr;
-}
-
-Family load_family(const fs::path &file) {
-  nlohmann::json json = util::read_json(file);
-  Fields top(json, file.string(), "");
-  top.reject_unknown(kFamilyFields);
-
-  Family f;
-  f.file = fs::absolute(file).lexically_normal();
-  f.dir = f.file.parent_path();
-
+// name, backend and impl: what the family is called and runs on.
+void load_identity(Family &f, const Fields &top) {
   f.name = top.string("name");
   if (!is_family_name(f.name)) {
     throw Error(top.where("name") + ": expected [a-z][a-z0-9_]*, got '" + util::excerpt(f.name) +
@@ -284,10 +266,10 @@ Family load_family(const fs::path &file) {
     throw Error(top.where("impl") + ": expected an identifier, got '" + util::excerpt(f.impl) +
                 "'");
   }
+}
 
-  load_kernel(f, top);
-  load_instances(f, top);
-
+// dispatch: the config columns the dispatch keys on, each once.
+void load_dispatch(Family &f, const Fields &top) {
   f.dispatch = top.strings("dispatch");
   if (f.dispatch.empty()) {
     throw Error(top.where("dispatch") + ": expected at least one config column");
@@ -298,11 +280,10 @@ Family load_family(const fs::path &file) {
                   "' is listed twice");
     }
   }
+}
 
-  f.default_kernel = top.string("default");
-  check_instance(f, top.where("default"), f.default_kernel);
-  load_heuristic(f, top);
-
+// tuned (which needs M, N and K to dispatch on), arch and compile.
+void load_build_options(Family &f, const Fields &top) {
   if (top.has("tuned")) {
     f.tuned = existing_file(top, "tuned", f.dir);
     for (const char *column : {"M", "N", "K"}) {
@@ -322,12 +303,10 @@ Family load_family(const fs::path &file) {
   } else {
     throw Error(top.where("compile") + ": expected one of all, dispatch, got '" + compile + "'");
   }
+}
 
-  load_classes(f, top);
-  f.configs = existing_file(top, "configs", f.dir);
-  check_configs(f, top);
-  f.harness = existing_file(top, "harness", f.dir);
-
+// kernel_regex, editable (holding the kernel header) and the candidates folder.
+void load_sources(Family &f, const Fields &top) {
   f.kernel_regex = top.string_or("kernel_regex", ".*");
   if (f.kernel_regex.size() > 1000) { // std::regex compiles recursively: bounded input only
     throw Error(top.where("kernel_regex") + ": expected a regex of at most 1000 characters, got " +
@@ -353,7 +332,10 @@ Family load_family(const fs::path &file) {
   std::string candidates = top.string_or("candidates", "candidates");
   check_relative(top.where("candidates"), candidates);
   f.candidates_dir = family_path(f.dir, candidates);
+}
 
+// timeout_s and compile_budget_s.
+void load_limits(Family &f, const Fields &top) {
   f.timeout_s = top.number_or("timeout_s", 300);
   if (!(f.timeout_s > 0)) {
     throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
@@ -364,6 +346,10 @@ Family load_family(const fs::path &file) {
     throw Error(top.where("compile_budget_s") + ": expected a positive number of seconds, got " +
                 top.json().at("compile_budget_s").dump());
   }
+}
+
+// bench: warmup, repeat and rounds of a benchmark.
+void load_bench(Family &f, const Fields &top) {
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");
     bench.reject_unknown({"warmup", "repeat", "rounds"});
@@ -383,6 +369,10 @@ Family load_family(const fs::path &file) {
     f.warmup = static_cast<int>(warmup);
     f.repeat = static_cast<int>(repeat);
   }
+}
+
+// keep: the keep test's threshold, confidence and max_regression.
+void load_keep(Family &f, const Fields &top) {
   if (top.has("keep")) {
     Fields keep(top.json().at("keep"), top.file(), "keep");
     keep.reject_unknown({"threshold", "confidence", "max_regression"});
@@ -402,6 +392,44 @@ Family load_family(const fs::path &file) {
                     keep.json().at("max_regression"));
     }
   }
+}
+
+} // namespace
+
+const Instance *Family::find_instance(const std::string &instance_name) const {
+  for (const auto &instance : instances) {
+    if (instance.name == instance_name) {
+      return &instance;
+    }
+  }
+  return nullptr;
+}
+
+Family load_family(const fs::path &file) {
+  nlohmann::json json = util::read_json(file);
+  Fields top(json, file.string(), "");
+  top.reject_unknown(kFamilyFields);
+
+  Family f;
+  f.file = fs::absolute(file).lexically_normal();
+  f.dir = f.file.parent_path();
+
+  load_identity(f, top);
+  load_kernel(f, top);
+  load_instances(f, top);
+  load_dispatch(f, top);
+  f.default_kernel = top.string("default");
+  check_instance(f, top.where("default"), f.default_kernel);
+  load_heuristic(f, top);
+  load_build_options(f, top);
+  load_classes(f, top);
+  f.configs = existing_file(top, "configs", f.dir);
+  check_configs(f, top);
+  f.harness = existing_file(top, "harness", f.dir);
+  load_sources(f, top);
+  load_limits(f, top);
+  load_bench(f, top);
+  load_keep(f, top);
   return f;
 }
 

@@ -95,6 +95,174 @@ std::string origin_line(const std::vector<std::string> &values, const std::strin
   return util::csv_line(fields);
 }
 
+// The kernels to tune: --kernels, else every instance; a name that is no instance is an error
+// with the nearest one.
+std::vector<std::string> kernels_to_tune(const spec::Family &family, const TuneOptions &options) {
+  std::vector<std::string> kernels = options.kernels;
+  if (kernels.empty()) {
+    for (const auto &instance : family.instances) {
+      kernels.push_back(instance.name);
+    }
+  }
+  for (const auto &k : kernels) {
+    if (!family.find_instance(k)) {
+      std::vector<std::string> names;
+      for (const auto &instance : family.instances) {
+        names.push_back(instance.name);
+      }
+      std::string hint = util::nearest(k, names);
+      throw Error("tune: --kernels: '" + k + "' is not an instance of " + family.file.string() +
+                  (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
+    }
+  }
+  return kernels;
+}
+
+// Rows of the tuned kernels measured otherwise than this run would are dropped first, so that
+// full.csv never holds two measurements of one kernel on one shape. Returns the (kernel, shape)
+// pairs full.csv already holds for this run's conditions.
+std::set<std::pair<std::string, std::string>>
+keep_current_rows(const std::vector<std::string> &config_columns,
+                  const std::vector<std::string> &kernels, const profile::Conditions &now,
+                  TuneReport &report) {
+  std::vector<std::string> header = full_header(config_columns);
+  std::set<std::string> tuned_kernels(kernels.begin(), kernels.end());
+  std::set<std::pair<std::string, std::string>> done;
+  size_t columns = config_columns.size();
+  if (!fs::exists(report.full_csv)) {
+    util::append_line(report.full_csv, util::csv_line(header));
+    return done;
+  }
+  FullRows full = read_full(report.full_csv, config_columns);
+  std::string text = util::csv_line(header) + "\n";
+  for (size_t i = 0; i < full.table.rows.size(); ++i) {
+    const auto &row = full.table.rows[i];
+    std::string kernel(util::trim(row[columns]));
+    std::string reason = profile::stale_reason(origin_of(full.table, i), now);
+    if (tuned_kernels.count(kernel) && !reason.empty()) {
+      ++report.stale[reason];
+      continue;
+    }
+    if (tuned_kernels.count(kernel)) {
+      done.emplace(kernel, key(std::vector<std::string>(row.begin(), row.begin() + columns)));
+    }
+    text += util::csv_line(row) + "\n";
+  }
+  if (!report.stale.empty() || !full.has_origin) {
+    util::write_file_atomic(report.full_csv, text);
+  }
+  return done;
+}
+
+// What every chunk of one tune run shares.
+struct TuneRun {
+  const spec::Family &family;
+  const spec::Layout &layout;
+  const TuneOptions &options;
+  util::ProcessRunner &runner;
+  const profile::RunSetup &setup;
+  std::ostream &log;
+  const util::CsvTable &configs;
+  fs::path harness;
+  fs::path work;           ///< the chunks' configs, results and logs
+  profile::Conditions now; ///< what this run measures under (its warmup and repeat too)
+  bool golden = false;     ///< compare against the golden (the family's own configs)
+};
+
+// Runs `kernel` on configs pending[start, end) (chunk number `index`) and appends the rows it
+// measured to full.csv; a failed or unreadable run is a failure of that chunk only.
+void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<size_t> &pending,
+               size_t start, size_t end, size_t index, TuneReport &report) {
+  std::string text = util::csv_line(run.configs.header) + "\n";
+  for (size_t i = start; i < end; ++i) {
+    text += util::csv_line(run.configs.rows[pending[i]]) + "\n";
+  }
+  std::string stem = kernel + "." + std::to_string(index);
+  fs::path chunk_configs = run.work / (stem + ".configs.csv");
+  fs::path out = run.work / (stem + ".results.csv");
+  util::write_file_atomic(chunk_configs, text);
+  fs::remove(out);
+  kopt::harness::Options args;
+  args.mode = kopt::harness::Mode::benchmark;
+  args.configs = chunk_configs.string();
+  args.kernel = kernel;
+  args.out = out.string();
+  args.warmup = run.now.warmup;
+  args.repeat = run.now.repeat;
+  if (run.golden) {
+    args.golden = run.layout.golden().string();
+  }
+  util::Command command;
+  command.argv = profile::harness_argv(run.harness, args);
+  command.timeout_s = run.family.timeout_s;
+  command.env = run.setup.env;
+  util::ProcessResult result = run.runner.run(command);
+  util::write_file_atomic(run.work / (stem + ".log"),
+                          "--- stdout\n" + result.out + "--- stderr\n" + result.err);
+  std::string printed = profile::harness_hash(result.out);
+  const std::string &id = run.options.candidate;
+  if (printed != run.now.hash) {
+    throw Error("tune: " + run.harness.string() + " printed hash '" + printed +
+                "', but candidate " + id + "'s sources hash to " + run.now.hash +
+                ": the binary is stale (build target candidate_" + id + ", or give --build-dir)");
+  }
+  std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
+                     std::to_string(end) + " of " + std::to_string(pending.size());
+  std::vector<profile::HarnessRow> rows;
+  if (!result.ok()) {
+    report.failures.push_back(what + ": harness " + result.describe(run.family.timeout_s) +
+                              " (log: " + (run.work / (stem + ".log")).string() + ")");
+    run.log << "tune: " << report.failures.back() << "\n";
+    return;
+  }
+  try {
+    rows = profile::read_harness_results(out, run.configs.header, run.family.impl);
+  } catch (const Error &e) {
+    report.failures.push_back(what + ": " + e.what());
+    return;
+  }
+  profile::HarnessDevice device = profile::harness_device(result.out);
+  for (const auto &row : rows) {
+    util::append_line(report.full_csv, origin_line(row.values, row.kernel, row, run.now, device));
+    ++report.measured;
+  }
+  run.log << "tune: " << what << ": " << rows.size() << " rows\n";
+}
+
+// Each kernel on the shapes full.csv lacks, `chunk` configs per harness run.
+void run_kernels(const TuneRun &run, const std::vector<std::string> &kernels,
+                 const std::set<std::pair<std::string, std::string>> &done, size_t chunk,
+                 TuneReport &report) {
+  for (const auto &kernel : kernels) {
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < run.configs.rows.size(); ++i) {
+      if (done.count({kernel, key(run.configs.rows[i])})) {
+        ++report.reused;
+      } else {
+        pending.push_back(i);
+      }
+    }
+    for (size_t start = 0; start < pending.size(); start += chunk) {
+      run_chunk(run, kernel, pending, start, std::min(pending.size(), start + chunk), start / chunk,
+                report);
+    }
+  }
+}
+
+// tuned.csv from all of full.csv: the fastest kernel per shape, on the device full.csv names.
+void write_tuned(const spec::Family &family, const TuneOptions &options, TuneReport &report) {
+  util::CsvTable full = util::read_csv(report.full_csv);
+  profile::HarnessDevice device = table_device(full);
+  report.arch = device.arch.empty() ? family.arch : device.arch;
+  report.compute_units = device.compute_units;
+  heuristic::ReadOptions read;
+  read.ties = options.ties;
+  heuristic::Results results = heuristic::parse_results(full, read);
+  std::string table = tuned_table(results, family, {report.arch, report.compute_units});
+  util::write_file_atomic(report.tuned_csv, table);
+  report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;
+}
+
 } // namespace
 
 fs::path tune_dir(const spec::Layout &layout, const std::string &id) {
@@ -113,23 +281,7 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   for (const auto &column : family.dispatch) {
     configs.column(column); // throws naming the file and the missing column
   }
-  std::vector<std::string> kernels = options.kernels;
-  if (kernels.empty()) {
-    for (const auto &instance : family.instances) {
-      kernels.push_back(instance.name);
-    }
-  }
-  for (const auto &k : kernels) {
-    if (!family.find_instance(k)) {
-      std::vector<std::string> names;
-      for (const auto &instance : family.instances) {
-        names.push_back(instance.name);
-      }
-      std::string hint = util::nearest(k, names);
-      throw Error("tune: --kernels: '" + k + "' is not an instance of " + family.file.string() +
-                  (hint.empty() ? "" : ", did you mean '" + hint + "'?"));
-    }
-  }
+  std::vector<std::string> kernels = kernels_to_tune(family, options);
   fs::path harness = layout.harness(options.candidate);
   if (!fs::exists(harness)) {
     throw Error("tune: no harness binary at " + harness.string() + " (build target candidate_" +
@@ -141,125 +293,21 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   profile::Conditions now{options.hash, host ? profile::host_cpu_model() : setup.device,
                           setup.driver, host ? "chrono" : "events",
                           warmup,       repeat};
-
-  // Rows of the tuned kernels measured otherwise than this run would are dropped first, so that
-  // full.csv never holds two measurements of one kernel on one shape.
-  std::vector<std::string> header = full_header(configs.header);
-  std::set<std::string> tuned_kernels(kernels.begin(), kernels.end());
-  std::set<std::pair<std::string, std::string>> done;
-  size_t columns = configs.header.size();
-  if (fs::exists(report.full_csv)) {
-    FullRows full = read_full(report.full_csv, configs.header);
-    std::string text = util::csv_line(header) + "\n";
-    for (size_t i = 0; i < full.table.rows.size(); ++i) {
-      const auto &row = full.table.rows[i];
-      std::string kernel(util::trim(row[columns]));
-      std::string reason = profile::stale_reason(origin_of(full.table, i), now);
-      if (tuned_kernels.count(kernel) && !reason.empty()) {
-        ++report.stale[reason];
-        continue;
-      }
-      if (tuned_kernels.count(kernel)) {
-        done.emplace(kernel, key(std::vector<std::string>(row.begin(), row.begin() + columns)));
-      }
-      text += util::csv_line(row) + "\n";
-    }
-    if (!report.stale.empty() || !full.has_origin) {
-      util::write_file_atomic(report.full_csv, text);
-    }
-  } else {
-    util::append_line(report.full_csv, util::csv_line(header));
-  }
+  std::set<std::pair<std::string, std::string>> done =
+      keep_current_rows(configs.header, kernels, now, report);
   bool golden = fs::exists(layout.golden()) && fs::equivalent(configs_file, family.configs);
-  size_t chunk = std::max<size_t>(options.chunk, 1);
-  fs::path work = dir / "work";
-  fs::create_directories(work);
-
+  TuneRun run{family,  layout,  options,      runner, setup, log,
+              configs, harness, dir / "work", now,    golden};
+  fs::create_directories(run.work);
   try {
-    for (const auto &kernel : kernels) {
-      std::vector<size_t> pending;
-      for (size_t i = 0; i < configs.rows.size(); ++i) {
-        if (done.count({kernel, key(configs.rows[i])})) {
-          ++report.reused;
-        } else {
-          pending.push_back(i);
-        }
-      }
-      for (size_t start = 0; start < pending.size(); start += chunk) {
-        size_t end = std::min(pending.size(), start + chunk);
-        std::string text = util::csv_line(configs.header) + "\n";
-        for (size_t i = start; i < end; ++i) {
-          text += util::csv_line(configs.rows[pending[i]]) + "\n";
-        }
-        std::string stem = kernel + "." + std::to_string(start / chunk);
-        fs::path chunk_configs = work / (stem + ".configs.csv");
-        fs::path out = work / (stem + ".results.csv");
-        util::write_file_atomic(chunk_configs, text);
-        fs::remove(out);
-        kopt::harness::Options args;
-        args.mode = kopt::harness::Mode::benchmark;
-        args.configs = chunk_configs.string();
-        args.kernel = kernel;
-        args.out = out.string();
-        args.warmup = warmup;
-        args.repeat = repeat;
-        if (golden) {
-          args.golden = layout.golden().string();
-        }
-        util::Command command;
-        command.argv = profile::harness_argv(harness, args);
-        command.timeout_s = family.timeout_s;
-        command.env = setup.env;
-        util::ProcessResult result = runner.run(command);
-        util::write_file_atomic(work / (stem + ".log"),
-                                "--- stdout\n" + result.out + "--- stderr\n" + result.err);
-        std::string printed = profile::harness_hash(result.out);
-        if (printed != now.hash) {
-          throw Error("tune: " + harness.string() + " printed hash '" + printed +
-                      "', but candidate " + options.candidate + "'s sources hash to " + now.hash +
-                      ": the binary is stale (build target candidate_" + options.candidate +
-                      ", or give --build-dir)");
-        }
-        std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
-                           std::to_string(end) + " of " + std::to_string(pending.size());
-        std::vector<profile::HarnessRow> rows;
-        if (result.ok()) {
-          try {
-            rows = profile::read_harness_results(out, configs.header, family.impl);
-          } catch (const Error &e) {
-            report.failures.push_back(what + ": " + e.what());
-            continue;
-          }
-        } else {
-          report.failures.push_back(what + ": harness " + result.describe(family.timeout_s) +
-                                    " (log: " + (work / (stem + ".log")).string() + ")");
-          log << "tune: " << report.failures.back() << "\n";
-          continue;
-        }
-        profile::HarnessDevice device = profile::harness_device(result.out);
-        for (const auto &row : rows) {
-          util::append_line(report.full_csv, origin_line(row.values, row.kernel, row, now, device));
-          ++report.measured;
-        }
-        log << "tune: " << what << ": " << rows.size() << " rows\n";
-      }
-    }
+    run_kernels(run, kernels, done, std::max<size_t>(options.chunk, 1), report);
   } catch (const util::Interrupted &e) {
     throw util::Interrupted(
         e.signal(), "tune of candidate " + options.candidate + ": " +
                         std::to_string(report.measured) + " rows measured and kept in " +
                         report.full_csv.string() + " (the same command resumes): " + e.what());
   }
-  util::CsvTable full = util::read_csv(report.full_csv);
-  profile::HarnessDevice device = table_device(full);
-  report.arch = device.arch.empty() ? family.arch : device.arch;
-  report.compute_units = device.compute_units;
-  heuristic::ReadOptions read;
-  read.ties = options.ties;
-  heuristic::Results results = heuristic::parse_results(full, read);
-  std::string table = tuned_table(results, family, {report.arch, report.compute_units});
-  util::write_file_atomic(report.tuned_csv, table);
-  report.shapes = static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) - 1;
+  write_tuned(family, options, report);
   return report;
 }
 

@@ -63,94 +63,81 @@ std::vector<char *> pointers(std::vector<std::string> &strings) {
   return out;
 }
 
-} // namespace
+using Clock = std::chrono::steady_clock;
 
-ProcessResult RealProcessRunner::run(const Command &command) {
-  ProcessResult result;
-  if (command.argv.empty()) {
-    throw Error("internal: empty command");
-  }
-  // From here a signal is forwarded to the child instead of ending kopt at once.
-  InterruptShield shield;
-  throw_if_interrupted(program_name(command));
-  int out_pipe[2];
-  int err_pipe[2];
-  int exec_pipe[2]; // reports an exec failure to the parent
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    throw Error(std::string("cannot create pipes: ") + std::strerror(errno));
-  }
-  std::vector<std::string> argv_strings = command.argv;
-  std::vector<std::string> env_strings = merged_environment(command.env);
-  auto argv = pointers(argv_strings);
-  auto envp = pointers(env_strings);
-  auto start = std::chrono::steady_clock::now();
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    throw Error(std::string("cannot fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0); // its own group, so a timeout kills its children too
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    if (!command.cwd.empty() && ::chdir(command.cwd.c_str()) != 0) {
-      int e = errno;
-      (void)!::write(exec_pipe[1], &e, sizeof e);
-      ::_exit(127);
-    }
-    ::execvpe(argv[0], argv.data(), envp.data());
+// In the child: its own group (so a timeout kills its children too), stdout and stderr on the
+// pipes, then exec; a failure to change folder or exec is written to `exec_fd` for the parent.
+[[noreturn]] void exec_child(const Command &command, int out_fd, int err_fd, int exec_fd,
+                             std::vector<char *> &argv, std::vector<char *> &envp) {
+  ::setpgid(0, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  if (!command.cwd.empty() && ::chdir(command.cwd.c_str()) != 0) {
     int e = errno;
-    (void)!::write(exec_pipe[1], &e, sizeof e);
+    (void)!::write(exec_fd, &e, sizeof e);
     ::_exit(127);
   }
-  ::setpgid(pid, pid);
-  ChildGroup group(pid);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  ::close(exec_pipe[1]);
+  ::execvpe(argv[0], argv.data(), envp.data());
+  int e = errno;
+  (void)!::write(exec_fd, &e, sizeof e);
+  ::_exit(127);
+}
 
-  int exec_errno = 0;
-  if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
-    result.started = false;
-    result.err = std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+// What the parent knows of a running child: its group, when it started and its time limit,
+// when an interrupt arrived (the child then has kInterruptGraceSeconds to end) and whether its
+// group was killed.
+struct Watch {
+  pid_t pid = -1;
+  Clock::time_point start;
+  double timeout_s = 0;
+  std::optional<Clock::time_point> interrupted_at;
+  bool killed = false;
+  pollfd *interrupt_poll = nullptr; ///< the interrupt descriptor's poll entry, while polled
+
+  void note_interrupt() {
+    if (!interrupted_at && interrupt_signal() != 0) {
+      interrupted_at = Clock::now();
+      if (interrupt_poll) {
+        interrupt_poll->fd = -1; // stays readable: poll it no more
+      }
+    }
   }
-  ::close(exec_pipe[0]);
 
+  void kill_group() {
+    ::kill(-pid, SIGKILL);
+    killed = true;
+  }
+};
+
+// Reads the child's stdout and stderr until both close, its time limit passes or an interrupt's
+// grace runs out (then its group is killed).
+void collect_output(Watch &w, int out_fd, int err_fd, ProcessResult &result) {
   // The third descriptor wakes the loop when a signal arrives: the child (which got it too)
   // then has kInterruptGraceSeconds to end before its group is killed.
-  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
+  pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
+  w.interrupt_poll = &fds[2];
   std::string *sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buffer[65536];
-  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  std::optional<std::chrono::steady_clock::time_point> interrupted_at;
-  auto note_interrupt = [&] {
-    if (!interrupted_at && interrupt_signal() != 0) {
-      interrupted_at = std::chrono::steady_clock::now();
-      fds[2].fd = -1; // stays readable: poll it no more
-    }
-  };
-  bool killed = false;
   while (open_fds > 0) {
-    note_interrupt();
+    w.note_interrupt();
     double left = -1; // seconds until the next deadline, -1: none
-    if (command.timeout_s > 0) {
-      left = command.timeout_s - seconds_since(start);
+    if (w.timeout_s > 0) {
+      left = w.timeout_s - seconds_since(w.start);
       if (left <= 0) {
         result.timed_out = true;
-        ::kill(-pid, SIGKILL);
-        killed = true;
+        w.kill_group();
         break;
       }
     }
-    if (interrupted_at) {
-      double grace = kInterruptGraceSeconds - seconds_since(*interrupted_at);
+    if (w.interrupted_at) {
+      double grace = kInterruptGraceSeconds - seconds_since(*w.interrupted_at);
       if (grace <= 0) {
-        ::kill(-pid, SIGKILL);
-        killed = true;
+        w.kill_group();
         break;
       }
       left = left < 0 ? grace : std::min(left, grace);
@@ -178,33 +165,33 @@ ProcessResult RealProcessRunner::run(const Command &command) {
       ::close(fds[i].fd);
     }
   }
-  // Reaped by polling, so that a child which closed its output but runs on still meets its
-  // time limit and an interrupt's grace.
+  w.interrupt_poll = nullptr;
+}
+
+// Reaped by polling, so that a child which closed its output but runs on still meets its
+// time limit and an interrupt's grace. Returns its wait status.
+int reap(Watch &w, ProcessResult &result) {
   int status = 0;
   while (true) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) {
+    pid_t done = ::waitpid(w.pid, &status, WNOHANG);
+    if (done == w.pid || (done < 0 && errno != EINTR)) {
       break;
     }
-    note_interrupt();
-    bool over_time = command.timeout_s > 0 && seconds_since(start) >= command.timeout_s;
-    bool over_grace = interrupted_at && seconds_since(*interrupted_at) >= kInterruptGraceSeconds;
-    if (!killed && (over_time || over_grace)) {
-      result.timed_out = result.timed_out || (over_time && !interrupted_at);
-      ::kill(-pid, SIGKILL);
-      killed = true;
+    w.note_interrupt();
+    bool over_time = w.timeout_s > 0 && seconds_since(w.start) >= w.timeout_s;
+    bool over_grace =
+        w.interrupted_at && seconds_since(*w.interrupted_at) >= kInterruptGraceSeconds;
+    if (!w.killed && (over_time || over_grace)) {
+      result.timed_out = result.timed_out || (over_time && !w.interrupted_at);
+      w.kill_group();
     }
-    ::usleep(killed ? 1000 : 10000);
+    ::usleep(w.killed ? 1000 : 10000);
   }
-  note_interrupt();
-  if (result.timed_out || interrupted_at) {
-    ::kill(-pid, SIGKILL); // any grandchildren still holding on
-  }
-  if (interrupted_at) {
-    throw Interrupted(interrupt_signal(), program_name(command) + " was stopped: interrupted by " +
-                                              signal_name(interrupt_signal()));
-  }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return status;
+}
+
+// The exit code or signal from a wait status; 127 for a child that never started.
+void set_exit(ProcessResult &result, int status) {
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -214,6 +201,67 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   if (!result.started) {
     result.exit_code = 127;
   }
+}
+
+} // namespace
+
+ProcessResult RealProcessRunner::run(const Command &command) {
+  ProcessResult result;
+  if (command.argv.empty()) {
+    throw Error("internal: empty command");
+  }
+  // From here a signal is forwarded to the child instead of ending kopt at once.
+  InterruptShield shield;
+  throw_if_interrupted(program_name(command));
+  int out_pipe[2];
+  int err_pipe[2];
+  int exec_pipe[2]; // reports an exec failure to the parent
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    throw Error(std::string("cannot create pipes: ") + std::strerror(errno));
+  }
+  std::vector<std::string> argv_strings = command.argv;
+  std::vector<std::string> env_strings = merged_environment(command.env);
+  auto argv = pointers(argv_strings);
+  auto envp = pointers(env_strings);
+  auto start = Clock::now();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    throw Error(std::string("cannot fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    exec_child(command, out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp);
+  }
+  ::setpgid(pid, pid);
+  ChildGroup group(pid);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ::close(exec_pipe[1]);
+
+  int exec_errno = 0;
+  if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+    result.started = false;
+    result.err = std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+  }
+  ::close(exec_pipe[0]);
+
+  Watch watch;
+  watch.pid = pid;
+  watch.start = start;
+  watch.timeout_s = command.timeout_s;
+  collect_output(watch, out_pipe[0], err_pipe[0], result);
+  int status = reap(watch, result);
+  watch.note_interrupt();
+  if (result.timed_out || watch.interrupted_at) {
+    ::kill(-pid, SIGKILL); // any grandchildren still holding on
+  }
+  if (watch.interrupted_at) {
+    throw Interrupted(interrupt_signal(), program_name(command) + " was stopped: interrupted by " +
+                                              signal_name(interrupt_signal()));
+  }
+  result.seconds = seconds_since(start);
+  set_exit(result, status);
   return result;
 }
 

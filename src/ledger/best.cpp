@@ -1,0 +1,41 @@
+#include "ledger/ledger.hpp"
+
+#include "util/error.hpp"
+
+namespace kopt::ledger {
+
+std::string baseline(const spec::Family &family, const candidate::CandidateSet &candidates) {
+  for (const auto &c : candidates.all()) {
+    if (c.spec.base.empty()) {
+      return c.id();
+    }
+  }
+  throw Error(family.file.string() + ": no baseline candidate (one without 'base')");
+}
+
+Best resolve_best(const Files &files, const spec::Family &family,
+                  const candidate::CandidateSet &candidates, ContentCheck check) {
+  std::optional<State> state = read_state(files);
+  if (!state) {
+    std::string id = baseline(family, candidates);
+    if (check == ContentCheck::skip) {
+      return {id, "", false};
+    }
+    return {id, candidates.content_hash(family, id), false};
+  }
+  if (check == ContentCheck::skip) {
+    return {state->best, state->best_hash};
+  }
+  std::string now = candidates.content_hash(family, state->best);
+  if (now != state->best_hash) {
+    std::string dir = candidates.get(state->best).dir.string();
+    throw Error("BEST " + state->best + "'s content changed since it was kept (content hash now " +
+                now + ", kept as " + state->best_hash + "; its folder is " + dir +
+                "): restore it (e.g. git checkout -- " + dir +
+                "), or copy the changed folder to a new candidate id and restore BEST's "
+                "(a changed family.json or base changes the hash too)");
+  }
+  return {state->best, state->best_hash};
+}
+
+} // namespace kopt::ledger
