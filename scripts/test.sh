@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs missing packages, builds kopt with its tests, runs every test.
+# The test command: installs missing packages, builds kopt with its tests, runs every test, then
+# the unit and bad-input tests again on a sanitized build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
@@ -8,3 +9,16 @@ jobs=$(nproc)
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+
+# Then the library, the CLI and the unit tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, with the end-to-end tests that feed kopt's readers bad or damaged
+# input run against the sanitized kopt. Any finding aborts its test. Skipped when the run above
+# was given ctest arguments (a focused run), or with KOPT_TEST_SANITIZE=0.
+if [ "$#" -eq 0 ] && [ "${KOPT_TEST_SANITIZE:-1}" != 0 ]; then
+  sanitized=${KOPT_TEST_SANITIZE_DIR:-$root/build-sanitize}
+  cmake -S "$root" -B "$sanitized" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKOPT_SANITIZE=ON
+  cmake --build "$sanitized" -j "$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$sanitized" --output-on-failure -j "$jobs" \
+    -R '^(unit\.|e2e\.(bad_input|bad_state|import|capture|inputs)$)'
+fi
