@@ -6,26 +6,14 @@ source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}
 need cmake
 need ninja
 
-family_src=$WORK/src/host_gemm
-mkdir -p "$WORK/src"
-cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
+copy_host_family
 mkdir -p "$family_src/candidates/90"
 echo '{"id": "90", "base": "00", "hypothesis": "A/A: the baseline plus one comment", "target": "global"}' \
   >"$family_src/candidates/90/candidate.json"
 { cat "$family_src/gemm_kernel.hpp"; echo "// A/A: a comment changes the content hash, not the code"; } \
   >"$family_src/candidates/90/gemm_kernel.hpp"
 
-b=$WORK/b
-state=$b/kopt/host_gemm
-kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
-cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-  -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure.log" ||
-  { cat "$WORK/configure.log"; fail "configure"; }
-cmake --build "$b" --target candidate_00 candidate_90 >"$WORK/build.log" 2>&1 ||
-  { cat "$WORK/build.log"; fail "build"; }
-{ "$KOPT" bench "${kopt_family[@]}" --best && "$KOPT" decide "${kopt_family[@]}" --candidate 00 &&
-    "$KOPT" record "${kopt_family[@]}" --candidate 00; } >"$WORK/best.log" 2>&1 ||
-  { cat "$WORK/best.log"; fail "recording the baseline"; }
+host_family_with_baseline candidate_00 candidate_90
 
 for i in 1 2 3; do
   echo "--- A/A decision $i"

@@ -6,22 +6,11 @@ source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}
 need cmake
 need ninja
 
-family_src=$WORK/src/host_gemm
-mkdir -p "$WORK/src"
-cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
-b=$WORK/b
-state=$b/kopt/host_gemm
-kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
-cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-  -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure.log" ||
-  { cat "$WORK/configure.log"; fail "configure"; }
-cmake --build "$b" --target candidate_00 candidate_01 >"$WORK/build.log" 2>&1 ||
-  { cat "$WORK/build.log"; fail "build"; }
-{ "$KOPT" bench "${kopt_family[@]}" --best && "$KOPT" decide "${kopt_family[@]}" --candidate 00 &&
-    "$KOPT" record "${kopt_family[@]}" --candidate 00 &&
-    "$KOPT" bench "${kopt_family[@]}" --candidate 01 &&
+copy_host_family
+host_family_with_baseline candidate_00 candidate_01
+{ "$KOPT" bench "${kopt_family[@]}" --candidate 01 &&
     "$KOPT" decide "${kopt_family[@]}" --candidate 01; } >"$WORK/setup.log" 2>&1 ||
-  { cat "$WORK/setup.log"; fail "recording the baseline and deciding 01"; }
+  { cat "$WORK/setup.log"; fail "deciding 01"; }
 
 snapshot() { (cd "$state" && find . -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha256sum) >"$1"; }
 expect_error_naming() { # <file> <command...>: fails, the error names the file, nothing else moved
