@@ -3,16 +3,25 @@
 # leave one (N,K) pair out, fit on the others, score the held-out pair, for three feature sets
 # (M, N, K, M*N; + the wave fills of the family's tile shapes; + ratios of the wave counts of the
 # six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3.
-# A gzipped full.csv (the committed sweeps in bench/data/) is read as it is.
-#   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv[.gz] [kopt]
+# A gzipped full.csv (the committed sweeps in bench/data/) is read as it is; several files (passes
+# of one sweep) are merged first, each row keeping its lowest median (passes.py merge).
+#   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv[.gz]... [kopt]
 set -euo pipefail
-full=${1:?usage: heuristic_eval.sh full.csv[.gz] [kopt]}
-kopt=${2:-kopt}
-if [[ $full == *.gz ]]; then
-  plain=$(mktemp "${TMPDIR:-/tmp}/full-XXXXXX.csv")
-  trap 'rm -f "$plain"' EXIT
-  gzip -dc "$full" >"$plain"
-  full=$plain
+[ "$#" -ge 1 ] || { echo "usage: heuristic_eval.sh full.csv[.gz]... [kopt]" >&2; exit 2; }
+kopt=kopt
+inputs=("$@")
+if [[ ${inputs[-1]} != *.csv && ${inputs[-1]} != *.csv.gz ]]; then
+  kopt=${inputs[-1]}
+  unset 'inputs[-1]'
+fi
+full=$(mktemp "${TMPDIR:-/tmp}/full-XXXXXX.csv")
+trap 'rm -f "$full"' EXIT
+if [ "${#inputs[@]}" -gt 1 ]; then
+  python3 "$(dirname "$0")/passes.py" merge "$full" "${inputs[@]}"
+elif [[ ${inputs[0]} == *.gz ]]; then
+  gzip -dc "${inputs[0]}" >"$full"
+else
+  cp "${inputs[0]}" "$full"
 fi
 pairs=$(tail -n +2 "$full" | cut -d, -f2,3 | sort -u | wc -l)
 fills=""
@@ -26,7 +35,7 @@ for ((i = 0; i < ${#main[@]}; i++)); do
     ratios+=",waves(${main[i]},264)/waves(${main[j]},264)"
   done
 done
-echo "${1}: $pairs (N,K) pairs, leave one out"
+echo "${inputs[*]}: $pairs (N,K) pairs, leave one out"
 echo "| features | arms | match | within 2% | geomean | worst | default only |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios"; do

@@ -44,7 +44,8 @@ tune() { # one kopt tune over tune_configs.csv, cut at the deadline
 }
 # With KOPT_TUNE_PASSES=P > 1 the whole sweep is measured P times, one pass after another (a
 # transient slowdown of the GPU lands in one pass only), and each row keeps its lowest median;
-# pass p's rows stay in full.pass<p>.csv beside full.csv.
+# pass p's rows stay in full.pass<p>.csv beside full.csv (bench/passes.py merges them), and go to
+# $OUT as full.pass<p>.csv.gz as soon as the pass ends.
 rc=0
 for p in $(seq 1 "$passes"); do
   [ "$passes" -gt 1 ] && [ -e "$state/full.pass$p.csv" ] && continue
@@ -52,32 +53,13 @@ for p in $(seq 1 "$passes"); do
   tune; rc=$?
   echo "kopt tune, pass $p of $passes: rc=$rc in $(( $(date +%s) - start )) s"; tail -3 "$out/tune.log"
   [ "$rc" -eq 0 ] || { echo "pass $p cut short: call again to resume it"; break; }
-  [ "$passes" -gt 1 ] && mv "$state/full.csv" "$state/full.pass$p.csv"
+  if [ "$passes" -gt 1 ]; then # each finished pass goes to $OUT at once: a machine lost later keeps it
+    mv "$state/full.csv" "$state/full.pass$p.csv" && gzip -c "$state/full.pass$p.csv" >"$out/full.pass$p.csv.gz"
+  fi
 done
 if [ "$rc" -eq 0 ] && [ "$passes" -gt 1 ]; then
-  python3 - "$state/full.csv" "$state"/full.pass*.csv <<'PY'
-import csv, sys
-out, passes = sys.argv[1], sys.argv[2:]
-tables = [list(csv.DictReader(open(p))) for p in passes]
-key = lambda r: (r["M"], r["N"], r["K"], r["kernel"])
-lowest = {}
-for rows in tables:
-    for r in rows:
-        us = float(r["us"]) if r["us"] else None
-        if us is not None and (key(r) not in lowest or us < lowest[key(r)]):
-            lowest[key(r)] = us
-with open(out + ".tmp", "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(tables[0][0].keys()), lineterminator="\n")
-    w.writeheader()
-    for r in tables[0]:
-        if key(r) in lowest:
-            r["us"] = "%.3f" % lowest[key(r)]
-        w.writerow(r)
-import os; os.replace(out + ".tmp", out)
-print("merged %d passes: %d rows, each its lowest median" % (len(passes), len(tables[0])))
-PY
+  python3 "$root/examples/$family/bench/passes.py" merge "$state/full.csv" "$state"/full.pass*.csv
   tune; echo "tuned.csv from the merged rows: rc=$?"  # every row is reused: nothing is measured
-  for p in "$state"/full.pass*.csv; do gzip -c "$p" >"$out/$(basename "$p").gz"; done
 fi
 cp "$state/full.csv" "$state/tuned.csv" "$out/" 2>/dev/null
 wc -l "$out"/*.csv
