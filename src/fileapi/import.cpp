@@ -65,7 +65,9 @@ bool is_library(const std::string &type) {
 // Library mode needs a library file to link that holds the kernels; anything else (an
 // executable, an object library) lends its flags only, and 00 compiles its own instances.
 void pick_baseline(Imported &out, const std::string &wanted) {
-  std::string kind = out.type == "EXECUTABLE" ? "an EXECUTABLE" : "a " + out.type;
+  std::string kind =
+      (std::string("AEIOU").find(out.type.substr(0, 1)) != std::string::npos ? "an " : "a ") +
+      out.type;
   bool library = is_library(out.type) && !out.artifact.empty();
   if (wanted == "library" && !library) {
     throw Error("kopt import --baseline library: " + out.target + " is " + kind +
@@ -78,7 +80,8 @@ void pick_baseline(Imported &out, const std::string &wanted) {
   } else if (library) {
     out.baseline = "library";
     out.baseline_reason = out.target + " is " + kind + ": baseline 00 links " + out.artifact +
-                          " and compiles no instance (--baseline compile to compile them)";
+                          " and compiles no instance, if it defines the family's kopt_instance_ "
+                          "symbols (kopt_add_family checks; --baseline compile to compile them)";
   } else {
     out.baseline = "compile";
     out.baseline_reason = out.target + " is " + kind +

@@ -268,8 +268,9 @@ TEST_CASE("select: by target, by source, configuration, unknown names suggested"
   CHECK(byname.baseline == "library");
   CHECK(byname.baseline_reason == "kernels is a SHARED_LIBRARY: baseline 00 links " +
                                       byname.artifact +
-                                      " and compiles no instance (--baseline compile to "
-                                      "compile them)");
+                                      " and compiles no instance, if it defines the "
+                                      "family's kopt_instance_ symbols (kopt_add_family "
+                                      "checks; --baseline compile to compile them)");
   fa::Imported forced = fa::select(model, {"kernels", {}, "", "", "compile"});
   CHECK(forced.baseline == "compile");
   CHECK(forced.baseline_reason ==
