@@ -237,6 +237,9 @@ macro(_kopt_imported_scope)
       set_target_properties(${_kopt_target} PROPERTIES CUDA_ARCHITECTURES OFF
                             CUDA_SEPARABLE_COMPILATION ${KOPT_IMPORTED_SEPARABLE})
     endif()
+    if(KOPT_IMPORTED_LANGUAGE STREQUAL "HIP")
+      set_target_properties(${_kopt_target} PROPERTIES HIP_ARCHITECTURES OFF)
+    endif()
     set_target_properties(${_kopt_target} PROPERTIES JOB_POOL_COMPILE ${pool}
       CXX_COMPILER_LAUNCHER "${launcher_${_kopt_id}}"
       CUDA_COMPILER_LAUNCHER "${launcher_${_kopt_id}}"
