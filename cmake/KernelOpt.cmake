@@ -280,6 +280,10 @@ function(kopt_add_family name)
     list(APPEND state_args --ledger ${ledger})
   endif()
   set(p "${ARG_PREFIX}")
+  set(prefix_args "") # kopt check finds the candidate's targets by their prefixed names
+  if(p)
+    set(prefix_args --prefix ${p})
+  endif()
   set(remote "${KOPT_CCACHE_REMOTE}")
   if(ARG_CCACHE_REMOTE)
     set(remote "${ARG_CCACHE_REMOTE}")
@@ -337,6 +341,7 @@ function(kopt_add_family name)
   set(baseline "${KOPT_${name}_BASELINE}")
   set(imported "")
   set(import_mode "")
+  set(import_compiled "") # candidates whose instance TUs compile with the imported flags
   if(ARG_IMPORTED)
     get_filename_component(imported_file "${ARG_IMPORTED}" ABSOLUTE)
     include(${imported_file})
@@ -449,7 +454,7 @@ function(kopt_add_family name)
       ${bench_lock} ${gpu_groups})
     add_test(NAME ${target}.correctness
              COMMAND ${run} check ${state_args} --candidate ${id}
-                     --build-dir ${CMAKE_BINARY_DIR} --prefix "${p}")
+                     --build-dir ${CMAKE_BINARY_DIR} ${prefix_args})
     set_tests_properties(${target}.correctness PROPERTIES
       LABELS correctness
       FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden" ${gpu_groups})
