@@ -148,6 +148,105 @@ function(_kopt_compile_pool backend out)
   set(${out} ${pool} PARENT_SCOPE)
 endfunction()
 
+# Baseline mode of an IMPORTED family (docs/IMPORT.md): "library" links the tree's library
+# file, which must exist and define the kopt_instance_ symbols; "compile" compiles 00's
+# instances with the tree's flags like any candidate's. Sets <mode_out> and <reason_out>.
+function(_kopt_import_mode name imported_file mode_out reason_out)
+  set(mode "${KOPT_IMPORTED_BASELINE}")
+  set(reason "${KOPT_IMPORTED_BASELINE_REASON}")
+  if(NOT mode) # written by an older kopt import
+    set(mode compile)
+    set(reason "${KOPT_IMPORTED_TARGET} is ${KOPT_IMPORTED_TYPE}, not a library of the kernels")
+    if(KOPT_IMPORTED_TYPE MATCHES "^(SHARED|STATIC|MODULE)_LIBRARY$")
+      set(mode library)
+      set(reason "${KOPT_IMPORTED_TARGET} is ${KOPT_IMPORTED_TYPE}")
+    endif()
+  endif()
+  if(mode STREQUAL "library")
+    if(NOT EXISTS "${KOPT_IMPORTED_ARTIFACT}")
+      message(FATAL_ERROR "kopt_add_family(${name}): ${KOPT_IMPORTED_ARTIFACT} does not exist: "
+                          "build ${KOPT_IMPORTED_TARGET} in ${KOPT_IMPORTED_BUILD_DIR} first")
+    endif()
+    if(CMAKE_NM)
+      set(dynamic "")
+      if(NOT KOPT_IMPORTED_TYPE STREQUAL "STATIC_LIBRARY")
+        set(dynamic -D)
+      endif()
+      execute_process(COMMAND ${CMAKE_NM} -g ${dynamic} --defined-only ${KOPT_IMPORTED_ARTIFACT}
+                      RESULT_VARIABLE rc OUTPUT_VARIABLE symbols ERROR_QUIET)
+      if(rc EQUAL 0 AND NOT symbols MATCHES "kopt_instance_")
+        set(mode compile)
+        string(CONCAT reason "${KOPT_IMPORTED_ARTIFACT} defines no kopt_instance_ symbol, so "
+                             "it is no library of the family's kernels: baseline 00 compiles "
+                             "its own instances with the tree's flags")
+      endif()
+    endif()
+  elseif(NOT mode STREQUAL "compile")
+    message(FATAL_ERROR "kopt_add_family(${name}): ${imported_file}: KOPT_IMPORTED_BASELINE is "
+                        "'${mode}', expected library or compile")
+  endif()
+  set(${mode_out} ${mode} PARENT_SCOPE)
+  set(${reason_out} "${reason}" PARENT_SCOPE)
+endfunction()
+
+# The body of kopt's folder for an IMPORTED family's instance TUs: one OBJECT library per
+# candidate that compiles its instances, linked into candidate_<id>. A macro, because the
+# project's CMAKE_<LANG>_FLAGS[_<CONFIG>] are folder variables: they are cleared here, and the
+# targets' own standard, architecture, PIC and visibility settings unset, so that the compile
+# line is the tree's (the imported fragments hold its -std, -O and architectures) and nothing
+# of this project's build type.
+macro(_kopt_imported_scope)
+  foreach(_kopt_lang C CXX CUDA HIP)
+    set(CMAKE_${_kopt_lang}_FLAGS "")
+    foreach(_kopt_config Debug Release RelWithDebInfo MinSizeRel ${CMAKE_CONFIGURATION_TYPES}
+                         ${CMAKE_BUILD_TYPE})
+      string(TOUPPER "${_kopt_config}" _kopt_config)
+      set(CMAKE_${_kopt_lang}_FLAGS_${_kopt_config} "")
+    endforeach()
+  endforeach()
+  set_property(DIRECTORY PROPERTY COMPILE_OPTIONS "")
+  set_property(DIRECTORY PROPERTY COMPILE_DEFINITIONS "")
+  set_property(DIRECTORY PROPERTY INCLUDE_DIRECTORIES "")
+  foreach(_kopt_id IN LISTS import_compiled)
+    set(_kopt_target ${p}candidate_${_kopt_id}_instances)
+    set(_kopt_sources ${KOPT_${name}_${_kopt_id}_SOURCES})
+    list(FILTER _kopt_sources INCLUDE REGEX "/instances/[^/]*$")
+    foreach(_kopt_source IN LISTS _kopt_sources)
+      # An explicit LANGUAGE adds `-x <lang>`, which the tree's line has not: only where the
+      # file's extension would not compile it as the tree's language anyway.
+      get_filename_component(_kopt_ext "${_kopt_source}" LAST_EXT)
+      string(SUBSTRING "${_kopt_ext}" 1 -1 _kopt_ext)
+      if(NOT _kopt_ext IN_LIST CMAKE_${KOPT_IMPORTED_LANGUAGE}_SOURCE_FILE_EXTENSIONS)
+        set_source_files_properties(${_kopt_source} PROPERTIES LANGUAGE ${KOPT_IMPORTED_LANGUAGE})
+      endif()
+    endforeach()
+    add_library(${_kopt_target} OBJECT ${_kopt_sources})
+    add_dependencies(${_kopt_target} ${p}candidate_${_kopt_id}_sources)
+    target_include_directories(${_kopt_target} PRIVATE ${KOPT_${name}_${_kopt_id}_DIR})
+    target_link_libraries(${_kopt_target} PRIVATE ${imported})
+    foreach(_kopt_lang C CXX CUDA HIP)
+      foreach(_kopt_property STANDARD STANDARD_REQUIRED EXTENSIONS VISIBILITY_PRESET)
+        set_property(TARGET ${_kopt_target} PROPERTY ${_kopt_lang}_${_kopt_property})
+      endforeach()
+    endforeach()
+    foreach(_kopt_property POSITION_INDEPENDENT_CODE VISIBILITY_INLINES_HIDDEN
+                           INTERPROCEDURAL_OPTIMIZATION COMPILE_WARNING_AS_ERROR)
+      set_property(TARGET ${_kopt_target} PROPERTY ${_kopt_property})
+    endforeach()
+    if(KOPT_IMPORTED_LANGUAGE STREQUAL "CUDA")
+      set_target_properties(${_kopt_target} PROPERTIES CUDA_ARCHITECTURES OFF
+                            CUDA_SEPARABLE_COMPILATION ${KOPT_IMPORTED_SEPARABLE})
+    endif()
+    if(KOPT_IMPORTED_LANGUAGE STREQUAL "HIP")
+      set_target_properties(${_kopt_target} PROPERTIES HIP_ARCHITECTURES OFF)
+    endif()
+    set_target_properties(${_kopt_target} PROPERTIES JOB_POOL_COMPILE ${pool}
+      CXX_COMPILER_LAUNCHER "${launcher_${_kopt_id}}"
+      CUDA_COMPILER_LAUNCHER "${launcher_${_kopt_id}}"
+      HIP_COMPILER_LAUNCHER "${launcher_${_kopt_id}}")
+  endforeach()
+endmacro()
+
 # kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>]
 #                 [CCACHE_REMOTE <url>] [LAUNCHER <command>...])
 #   name           must equal family.json's "name"
@@ -155,8 +254,9 @@ endfunction()
 #   LEDGER         state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
 #   PREFIX         prepended to target and test names, for several families in one project
 #   CCACHE_REMOTE  ccache remote_storage for candidate compiles (default KOPT_CCACHE_REMOTE)
-#   IMPORTED       a file from `kopt import`: candidates compile with that tree target's flags,
-#                  baseline 00 links its prebuilt library instead of compiling (docs/IMPORT.md)
+#   IMPORTED       a file from `kopt import`: candidates' instance TUs compile with that tree
+#                  target's flags and no others; baseline 00 links the tree's library when the
+#                  target is one, else compiles its instances the same way (docs/IMPORT.md)
 #   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
 #                  and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
 function(kopt_add_family name)
@@ -180,6 +280,10 @@ function(kopt_add_family name)
     list(APPEND state_args --ledger ${ledger})
   endif()
   set(p "${ARG_PREFIX}")
+  set(prefix_args "") # kopt check finds the candidate's targets by their prefixed names
+  if(p)
+    set(prefix_args --prefix ${p})
+  endif()
   set(remote "${KOPT_CCACHE_REMOTE}")
   if(ARG_CCACHE_REMOTE)
     set(remote "${ARG_CCACHE_REMOTE}")
@@ -236,19 +340,17 @@ function(kopt_add_family name)
 
   set(baseline "${KOPT_${name}_BASELINE}")
   set(imported "")
+  set(import_mode "")
+  set(import_compiled "") # candidates whose instance TUs compile with the imported flags
   if(ARG_IMPORTED)
     get_filename_component(imported_file "${ARG_IMPORTED}" ABSOLUTE)
     include(${imported_file})
     set(imported ${KOPT_IMPORTED_INTERFACE})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${imported_file})
-    if(NOT KOPT_IMPORTED_TYPE MATCHES "^(SHARED|STATIC|MODULE)_LIBRARY$")
-      message(FATAL_ERROR "kopt_add_family(${name}): ${imported_file}: ${KOPT_IMPORTED_TARGET} is "
-                          "a ${KOPT_IMPORTED_TYPE}; the baseline needs a library of the kernels")
-    endif()
-    if(NOT EXISTS "${KOPT_IMPORTED_ARTIFACT}")
-      message(FATAL_ERROR "kopt_add_family(${name}): ${KOPT_IMPORTED_ARTIFACT} does not exist: "
-                          "build ${KOPT_IMPORTED_TARGET} in ${KOPT_IMPORTED_BUILD_DIR} first")
-    endif()
+    _kopt_import_mode(${name} "${imported_file}" import_mode import_reason)
+    message(STATUS "kopt_add_family(${name}): IMPORTED ${KOPT_IMPORTED_TARGET} "
+                   "(${KOPT_IMPORTED_TYPE}) of ${KOPT_IMPORTED_BUILD_DIR}: baseline mode "
+                   "${import_mode}: ${import_reason}")
   endif()
   foreach(id IN LISTS KOPT_${name}_CANDIDATES)
     set(dir "${KOPT_${name}_${id}_DIR}")
@@ -260,8 +362,9 @@ function(kopt_add_family name)
       DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
       COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
     set(sources ${KOPT_${name}_${id}_SOURCES})
-    if(imported AND id STREQUAL baseline)
-      # The tree's library already holds the baseline's instances: none is compiled again.
+    if(imported)
+      # Instance TUs compile in a target of their own with the tree's flags only (see
+      # _kopt_imported_scope); the tree's library already holds the baseline's in library mode.
       list(FILTER sources EXCLUDE REGEX "/instances/[^/]*$")
     endif()
     add_executable(${target} ${KOPT_${name}_HARNESS} ${sources})
@@ -269,8 +372,22 @@ function(kopt_add_family name)
     target_link_libraries(${target} PRIVATE KernelOpt::harness)
     if(imported)
       target_link_libraries(${target} PRIVATE ${imported})
-      if(id STREQUAL baseline)
+      if(id STREQUAL baseline AND import_mode STREQUAL "library")
         target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
+      else()
+        list(APPEND import_compiled ${id})
+        target_link_libraries(${target} PRIVATE ${target}_instances)
+        # The instance target lies in another folder: this one generates its sources first.
+        add_custom_target(${target}_sources DEPENDS ${KOPT_${name}_${id}_OUTPUTS})
+      endif()
+      if(KOPT_IMPORTED_SEPARABLE)
+        # Relocatable device code (the tree's objects, or ours) needs nvcc's device link.
+        set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON
+                                                   CUDA_RESOLVE_DEVICE_SYMBOLS ON)
+      endif()
+      if(KOPT_IMPORTED_LANGUAGE STREQUAL "CXX" AND KOPT_IMPORTED_STANDARD GREATER 17)
+        # The harness and glue include the kernel header: at least the tree's standard.
+        target_compile_features(${target} PRIVATE cxx_std_${KOPT_IMPORTED_STANDARD})
       endif()
     endif()
     # The content hash is in no TU (a changed hash would cost a compile): kopt stamps it into
@@ -315,6 +432,7 @@ function(kopt_add_family name)
     set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
                                                CUDA_COMPILER_LAUNCHER "${launcher}"
                                                HIP_COMPILER_LAUNCHER "${launcher}")
+    set(launcher_${id} "${launcher}")
 
     add_custom_target(${target}_bench
       # Over the family's compile_budget_s, the bench fails naming the slowest TUs.
@@ -336,7 +454,7 @@ function(kopt_add_family name)
       ${bench_lock} ${gpu_groups})
     add_test(NAME ${target}.correctness
              COMMAND ${run} check ${state_args} --candidate ${id}
-                     --build-dir ${CMAKE_BINARY_DIR})
+                     --build-dir ${CMAKE_BINARY_DIR} ${prefix_args})
     set_tests_properties(${target}.correctness PROPERTIES
       LABELS correctness
       FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden" ${gpu_groups})
@@ -347,6 +465,13 @@ function(kopt_add_family name)
         FIXTURES_REQUIRED "${p}${name}.${id}.measured")
     endif()
   endforeach()
+
+  if(import_compiled)
+    # A folder of kopt's own, so that none of this project's flags reach the instance TUs.
+    file(CONFIGURE OUTPUT "${state}/imported/CMakeLists.txt"
+         CONTENT "# Generated by kopt_add_family(${name}): the instance TUs, with the imported flags only.\n_kopt_imported_scope()\n")
+    add_subdirectory("${state}/imported" "${state}/imported-build")
+  endif()
 
   add_test(NAME ${p}${name}.golden
            COMMAND ${run} bench ${state_args} --golden-only)

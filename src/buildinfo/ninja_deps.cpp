@@ -52,10 +52,13 @@ IdentityCheck check_identity(const NinjaDeps &deps, const std::string &target,
                              const std::string &header, const std::vector<fs::path> &foreign) {
   IdentityCheck check;
   std::string marker = "/" + target + ".dir/";
+  // An IMPORTED family compiles a candidate's instance TUs in a target of their own.
+  std::string instances_marker = "/" + target + "_instances.dir/";
   fs::path own_header = (gen_dir / "src" / header).lexically_normal();
   bool read_own_header = false;
   for (const auto &[object, inputs] : deps) {
-    if (("/" + object).find(marker) == std::string::npos) {
+    if (("/" + object).find(marker) == std::string::npos &&
+        ("/" + object).find(instances_marker) == std::string::npos) {
       continue;
     }
     ++check.objects;

@@ -23,7 +23,8 @@ struct IdentityCheck {
   std::vector<std::string> problems; ///< one line per object compiled from foreign sources
 };
 
-/// Checks the deps of the objects of target `target` (paths containing `<target>.dir/`): each
+/// Checks the deps of the objects of target `target` (paths containing `<target>.dir/`, or
+/// `<target>_instances.dir/` for an IMPORTED family's instance TUs): each
 /// object under the family's generated folder `gen_root` may read generated files of `gen_dir`
 /// only, and at least one object must have read `gen_dir/src/<header>`. `foreign` lists folders
 /// no object of this candidate may read (other candidates' folders). No deps at all fails: the

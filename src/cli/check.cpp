@@ -20,13 +20,14 @@ struct CheckOptions {
   FamilyOptions family;
   std::string candidate;
   std::string build_dir;
+  std::string prefix;
   bool build = false;
 };
 
 // Proves from ninja's recorded dependencies that the candidate's objects were compiled from
 // its own generated sources (a worktree build can silently pick up the baseline's files).
 buildinfo::IdentityCheck identity(const LoadedFamily &loaded, const std::string &id,
-                                  const std::string &build_dir) {
+                                  const std::string &build_dir, const std::string &prefix) {
   util::RealProcessRunner runner;
   util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
   util::ProcessResult result = runner.run(command);
@@ -41,7 +42,7 @@ buildinfo::IdentityCheck identity(const LoadedFamily &loaded, const std::string 
   }
   return buildinfo::check_identity(
       buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
-      "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
+      prefix + "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
       loaded.family.kernel_header, foreign);
 }
 
@@ -54,13 +55,15 @@ Handler setup_check(CLI::App &app) {
   app.add_option("--build-dir", options->build_dir,
                  "the build tree: its ninja deps prove which sources the candidate compiled");
   app.add_flag("--build", options->build, "build the harnesses in --build-dir first");
+  app.add_option("--prefix", options->prefix, "the PREFIX given to kopt_add_family");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     const std::string &id = loaded.candidates.get(options->candidate).id();
     std::string baseline = loaded.baseline();
     std::optional<profile::RunSetup> setup = prepare_run(
         loaded, options->build ? options->build_dir : "",
-        {"candidate_" + baseline, "candidate_" + id}, options->family.gpu_wait_min, context.err);
+        {options->prefix + "candidate_" + baseline, options->prefix + "candidate_" + id},
+        options->family.gpu_wait_min, context.err);
     if (!setup) {
       return 1;
     }
@@ -72,7 +75,7 @@ Handler setup_check(CLI::App &app) {
 
     std::vector<std::string> problems;
     if (!options->build_dir.empty()) {
-      buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir);
+      buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir, options->prefix);
       for (const auto &p : check.problems) {
         problems.push_back("identity: " + p);
       }

@@ -33,6 +33,10 @@ Handler setup_import(CLI::App &app) {
                  "the configuration (default: the tree's build type, or its default one)");
   app.add_option("--language", options->request.language,
                  "the kernel language (default: the source's, else CUDA, HIP, CXX, C)");
+  app.add_option("--baseline", options->request.baseline,
+                 "baseline 00: library (link the target's library) or compile (compile its "
+                 "instances with the tree's flags); default: library when the target is one")
+      ->check(CLI::IsMember({"library", "compile"}));
   app.add_option("--out", options->out, "the CMake file to write (for kopt_add_family IMPORTED)")
       ->required();
   return [options](Context &context) {
@@ -41,9 +45,19 @@ Handler setup_import(CLI::App &app) {
     }
     options->request.source = options->source;
     util::RealProcessRunner runner;
-    fileapi::CodeModel model = fileapi::load(options->build_dir, runner);
+    fileapi::CodeModel model = fileapi::load(options->build_dir, runner, context.err);
     fileapi::Imported imported = fileapi::select(model, options->request);
     util::write_file_if_changed(options->out, fileapi::render_cmake(imported));
+    if (model.multi_config) {
+      context.err << "kopt import: " << model.build_dir.string() << " is a multi-config tree ("
+                  << model.generator << "): configuration " << imported.config << " ("
+                  << imported.config_reason << ")\n";
+    }
+    context.err << "kopt import: baseline mode " << imported.baseline << ": "
+                << imported.baseline_reason << "\n";
+    for (const auto &note : imported.notes) {
+      context.err << "kopt import: " << note << "\n";
+    }
     if (context.json) {
       nlohmann::json includes = nlohmann::json::array();
       for (const auto &inc : imported.includes) {
@@ -64,7 +78,13 @@ Handler setup_import(CLI::App &app) {
                                     {"flags", imported.flags},
                                     {"defines", imported.defines},
                                     {"includes", includes},
-                                    {"artifact", imported.artifact}}
+                                    {"artifact", imported.artifact},
+                                    {"baseline", imported.baseline},
+                                    {"baseline_reason", imported.baseline_reason},
+                                    {"config_reason", imported.config_reason},
+                                    {"separable", imported.separable},
+                                    {"rule_args", imported.rule_args},
+                                    {"rule_file", imported.rule_file}}
                          .dump(2)
                   << "\n";
       return 0;
@@ -72,8 +92,10 @@ Handler setup_import(CLI::App &app) {
     context.out << options->out << ": " << imported.target << " (" << imported.type << ", "
                 << imported.language << (imported.config.empty() ? "" : ", " + imported.config)
                 << "): " << imported.flags.size() << " flags, " << imported.defines.size()
-                << " defines, " << imported.includes.size() << " include folders; artifact "
-                << (imported.artifact.empty() ? "none" : imported.artifact) << "\n";
+                << " defines, " << imported.includes.size() << " include folders"
+                << (imported.separable ? ", separable compilation" : "") << "; artifact "
+                << (imported.artifact.empty() ? "none" : imported.artifact) << "; baseline "
+                << imported.baseline << "\n";
     return 0;
   };
 }

@@ -1,8 +1,10 @@
 #include "fileapi/import.hpp"
 
+#include "fileapi/compile_rule.hpp"
 #include "gen/text_template.hpp"
 #include "util/cmake_text.hpp"
 #include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -29,17 +31,23 @@ std::string suggest(const std::string &word, std::vector<std::string> names) {
          " (nearest: " + util::join(names, ", ") + ")";
 }
 
-const Configuration &pick_config(const CodeModel &model, const std::string &wanted) {
+const Configuration &pick_config(const CodeModel &model, const std::string &wanted,
+                                 std::string &reason) {
   std::vector<std::string> names;
   for (const auto &c : model.configurations) {
     names.push_back(c.name);
   }
   std::string name = wanted;
+  reason = "--config";
   if (name.empty() && model.multi_config) {
     auto it = model.cache.find("CMAKE_DEFAULT_BUILD_TYPE");
-    name = it != model.cache.end() && !it->second.empty() ? it->second
-           : names.empty()                                ? ""
-                                                          : names.front();
+    bool by_default = it != model.cache.end() && !it->second.empty();
+    name = by_default ? it->second : names.empty() ? "" : names.front();
+    reason = (by_default ? "the tree's CMAKE_DEFAULT_BUILD_TYPE"
+                         : "the first of the tree's configurations " + util::join(names, ", ")) +
+             "; --config chooses another";
+  } else if (name.empty()) {
+    reason = "the tree's CMAKE_BUILD_TYPE";
   }
   for (const auto &c : model.configurations) {
     if (c.name == name || (wanted.empty() && !model.multi_config)) {
@@ -48,6 +56,38 @@ const Configuration &pick_config(const CodeModel &model, const std::string &want
   }
   throw Error(model.index_file.string() + ": no configuration '" + name + "'" +
               suggest(name, names));
+}
+
+bool is_library(const std::string &type) {
+  return type == "STATIC_LIBRARY" || type == "SHARED_LIBRARY" || type == "MODULE_LIBRARY";
+}
+
+// Library mode needs a library file to link that holds the kernels; anything else (an
+// executable, an object library) lends its flags only, and 00 compiles its own instances.
+void pick_baseline(Imported &out, const std::string &wanted) {
+  std::string kind =
+      (std::string("AEIOU").find(out.type.substr(0, 1)) != std::string::npos ? "an " : "a ") +
+      out.type;
+  bool library = is_library(out.type) && !out.artifact.empty();
+  if (wanted == "library" && !library) {
+    throw Error("kopt import --baseline library: " + out.target + " is " + kind +
+                ", not a library whose file baseline 00 could link");
+  }
+  if (wanted == "compile") {
+    out.baseline = "compile";
+    out.baseline_reason = "--baseline compile: baseline 00 compiles its own instances with " +
+                          out.target + "'s flags";
+  } else if (library) {
+    out.baseline = "library";
+    out.baseline_reason = out.target + " is " + kind + ": baseline 00 links " + out.artifact +
+                          " and compiles no instance, if it defines the family's kopt_instance_ "
+                          "symbols (kopt_add_family checks; --baseline compile to compile them)";
+  } else {
+    out.baseline = "compile";
+    out.baseline_reason = out.target + " is " + kind +
+                          ", not a library of the kernels: baseline 00 compiles its own "
+                          "instances with the tree's flags";
+  }
 }
 
 std::string normal_path(const fs::path &path) {
@@ -140,7 +180,12 @@ std::vector<std::string> split_fragment(const std::string &fragment) {
 }
 
 Imported select(const CodeModel &model, const ImportRequest &request) {
-  const Configuration &config = pick_config(model, request.config);
+  if (!request.baseline.empty() && request.baseline != "library" && request.baseline != "compile") {
+    throw Error("kopt import --baseline: expected library or compile, got '" + request.baseline +
+                "'");
+  }
+  std::string config_reason;
+  const Configuration &config = pick_config(model, request.config, config_reason);
   const Target *target = nullptr;
   const CompileGroup *group = nullptr;
   std::string source_path;
@@ -195,6 +240,7 @@ Imported select(const CodeModel &model, const ImportRequest &request) {
   out.target = target->name;
   out.type = target->type;
   out.config = config.name;
+  out.config_reason = config_reason;
   out.language = group->language;
   const Compiler *compiler = model.compiler(group->language);
   if (!compiler || compiler->path.empty()) {
@@ -219,11 +265,26 @@ Imported select(const CodeModel &model, const ImportRequest &request) {
   if (!target->artifacts.empty()) {
     out.artifact = target->artifacts.front();
   }
+  pick_baseline(out, request.baseline);
+  // Separable compilation is the rule's, not a fragment: read the generator's compile rule.
+  if (auto rule = read_compile_rule(model, *target, out.language, config.name)) {
+    out.separable = rule->separable();
+    out.rule_args = rule->arguments;
+    out.rule_file = rule->file;
+  } else if (out.language == "CUDA" || out.language == "HIP") {
+    out.notes.push_back("no " + out.language + " compile rule of " + out.target + " found for " +
+                        model.generator +
+                        ": cannot tell whether it compiles relocatable device code; assumed not");
+  }
   return out;
 }
 
 std::string render_cmake(const Imported &m) {
-  std::string name = "kopt_imported_" + identifier(m.target);
+  // One project may import the same target from two trees, configurations or sources: the
+  // name carries a hash of what was imported, so each import gets an interface of its own.
+  util::Hasher hasher;
+  hasher.add(m.build_dir).add(m.target).add(m.config).add(m.language).add(m.source);
+  std::string name = "kopt_imported_" + identifier(m.target) + "_" + hasher.hex().substr(0, 8);
   // One quoted argument per line, inside $<$<COMPILE_LANGUAGE:L>:...>.
   auto lines = [&](const std::vector<std::string> &items, const std::string &prefix) {
     std::vector<std::string> out;
@@ -237,11 +298,6 @@ std::string render_cmake(const Imported &m) {
   for (const auto &inc : m.includes) {
     includes[inc.system ? 1 : 0].push_back(inc.path);
   }
-  std::string feature = m.language == "CXX"    ? "cxx_std_"
-                        : m.language == "CUDA" ? "cuda_std_"
-                        : m.language == "HIP"  ? "hip_std_"
-                        : m.language == "C"    ? "c_std_"
-                                               : "";
   return gen::expand_builtin(
       "imported_target.cmake.in",
       {{"target", m.target},
@@ -261,12 +317,14 @@ std::string render_cmake(const Imported &m) {
        {"standard_quoted", util::cmake_quote(m.standard)},
        {"source_quoted", util::cmake_quote(m.source)},
        {"artifact_quoted", util::cmake_quote(m.artifact)},
+       {"baseline_quoted", util::cmake_quote(m.baseline)},
+       {"baseline_reason_quoted", util::cmake_quote(m.baseline_reason)},
+       {"separable", m.separable ? "ON" : "OFF"},
        {"defines", lines(m.defines, "")},
        {"includes", lines(includes[0], "")},
        {"system_includes", lines(includes[1], "")},
        // SHELL: keeps each fragment's arguments together and stops cmake de-duplicating them.
-       {"fragments", lines(m.fragments, "SHELL:")},
-       {"feature", m.standard.empty() || feature.empty() ? "" : feature + m.standard}});
+       {"fragments", lines(m.fragments, "SHELL:")}});
 }
 
 } // namespace kopt::fileapi

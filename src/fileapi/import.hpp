@@ -14,6 +14,7 @@ struct ImportRequest {
   std::filesystem::path source; ///< kernel source; picks the target and its compile group
   std::string config;           ///< configuration ("" = the tree's default)
   std::string language;         ///< kernel language ("" = the source's, else CUDA, HIP, CXX, C)
+  std::string baseline;         ///< "library", "compile", or "" to choose by the target's type
 };
 
 /// One target's compile settings for the kernel's language, and its prebuilt artifact.
@@ -29,8 +30,16 @@ struct Imported {
   std::vector<std::string> flags;     ///< the fragments split into arguments
   std::vector<std::string> defines;
   std::vector<Include> includes;
-  std::string source;   ///< the source the group was chosen by ("" with --target)
-  std::string artifact; ///< the prebuilt library or executable ("" when the target has none)
+  std::string source;     ///< the source the group was chosen by ("" with --target)
+  std::string artifact;   ///< the prebuilt library or executable ("" when the target has none)
+  bool separable = false; ///< the tree compiles relocatable device code (-rdc=true)
+  std::vector<std::string> rule_args; ///< what the generator's compile rule adds (-x cu ...)
+  std::string rule_file;              ///< where that rule was read ("" when not found)
+  std::string baseline;               ///< "library": 00 links `artifact`; "compile": 00
+                                      ///< compiles its instances with the tree's flags
+  std::string baseline_reason;        ///< why that baseline mode, in a sentence
+  std::string config_reason;          ///< why this configuration (--config, the tree's default)
+  std::vector<std::string> notes;     ///< what the user should know (said on stderr)
 };
 
 /// Picks the configuration, target and compile group `request` names in `model`. Unknown

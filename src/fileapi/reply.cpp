@@ -5,6 +5,7 @@
 #include "util/json_file.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace kopt::fileapi {
@@ -332,7 +333,22 @@ CodeModel read_reply(const fs::path &build_dir) {
   return model;
 }
 
-CodeModel load(const fs::path &build_dir_arg, util::ProcessRunner &runner) {
+std::string cache_value(const fs::path &build_dir, const std::string &name) {
+  std::ifstream in(build_dir / "CMakeCache.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    // NAME:TYPE=VALUE; comments start with # or //.
+    size_t colon = line.find(':');
+    size_t equals = line.find('=');
+    if (colon != std::string::npos && equals != std::string::npos && colon < equals &&
+        line.compare(0, colon, name) == 0 && colon == name.size()) {
+      return line.substr(equals + 1);
+    }
+  }
+  return "";
+}
+
+CodeModel load(const fs::path &build_dir_arg, util::ProcessRunner &runner, std::ostream &notes) {
   fs::path build_dir = fs::absolute(build_dir_arg).lexically_normal();
   if (!fs::is_regular_file(build_dir / "CMakeCache.txt")) {
     throw Error(build_dir.string() +
@@ -342,16 +358,29 @@ CodeModel load(const fs::path &build_dir_arg, util::ProcessRunner &runner) {
   util::write_file_if_changed(query, query_text());
   fs::path reply_dir = build_dir / ".cmake" / "api" / "v1" / "reply";
   fs::path index = newest_index(reply_dir);
-  bool answered = false;
-  if (!index.empty() && fs::last_write_time(index) >= fs::last_write_time(query)) {
+  std::string why;
+  if (index.empty()) {
+    why = "the tree has no File API reply yet";
+  } else if (fs::last_write_time(index) < fs::last_write_time(query)) {
+    why = "its newest reply is older than kopt's query";
+  } else {
     json parsed = util::read_json(index);
-    answered = parsed.contains("reply") && parsed["reply"].contains("client-kopt");
+    if (!parsed.contains("reply") || !parsed["reply"].contains("client-kopt")) {
+      why = "its newest reply does not answer kopt's query";
+    }
   }
-  if (!answered) {
-    util::Command command{{"cmake", build_dir.string()}, {}, {}, 600};
+  if (!why.empty()) {
+    // The tree's own cmake: the one on PATH may be another version, or missing.
+    std::string cmake = cache_value(build_dir, "CMAKE_COMMAND");
+    if (cmake.empty()) {
+      cmake = "cmake";
+    }
+    notes << "kopt import: running `" << cmake << " " << build_dir.string()
+          << "` to answer kopt's File API query (" << why << ")\n";
+    util::Command command{{cmake, build_dir.string()}, {}, {}, 600};
     util::ProcessResult result = runner.run(command);
     if (!result.ok()) {
-      throw Error("`cmake " + build_dir.string() + "` " + result.describe(600) +
+      throw Error("`" + cmake + " " + build_dir.string() + "` " + result.describe(600) +
                   " while answering kopt's File API query:\n" + result.err + result.out);
     }
   }

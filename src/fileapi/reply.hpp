@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -104,9 +105,14 @@ struct ReplyVanished : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Writes kopt's query into `build_dir` (a configured CMake tree, else kopt::Error), runs
-/// `cmake <build_dir>` through `runner` when the reply is missing or older than the query,
-/// and returns the reply, reading the index again when a file it names has vanished.
-CodeModel load(const std::filesystem::path &build_dir, util::ProcessRunner &runner);
+/// Returns the value of `name` in `build_dir`/CMakeCache.txt, or "" when it has none.
+std::string cache_value(const std::filesystem::path &build_dir, const std::string &name);
+
+/// Writes kopt's query into `build_dir` (a configured CMake tree, else kopt::Error), runs the
+/// tree's own cmake (CMAKE_COMMAND of its cache) through `runner` when the reply is missing or
+/// older than the query, saying so on `notes`, and returns the reply, reading the index again
+/// when a file it names has vanished.
+CodeModel load(const std::filesystem::path &build_dir, util::ProcessRunner &runner,
+               std::ostream &notes);
 
 } // namespace kopt::fileapi

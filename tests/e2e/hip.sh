@@ -2,7 +2,8 @@
 # gfx942), cmake, ninja and ccache on examples/hip_gemm_a8w8_blockscale: every candidate's
 # instance TUs compile through kopt launch-compile + ccache for both targets, the harness links
 # and runs its host side, and a fresh build folder is all ccache hits. Nothing runs on an AMD
-# GPU here (there is none); see docs/AMD.md. CMake's HIP language is tried too and reported.
+# GPU here (there is none); see docs/AMD.md. CMake's HIP language is tried too and reported,
+# and a tree of its own that uses it (with docs/AMD.md's settings) is built and imported.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -74,3 +75,35 @@ elif grep -q "hip-lang" "$WORK/b3.configure.log"; then
 else
   cat "$WORK/b3.configure.log"; fail "configure with the HIP language failed for another reason"
 fi
+
+echo "--- kopt import of a tree that uses CMake's HIP language (docs/AMD.md: how it configures)"
+rocm=$WORK/rocm # CMake 3.25 wants <rocm>/lib/cmake/hip-lang; Debian has lib/x86_64-linux-gnu/cmake
+hiplang=$(dirname "$(dirname "$(find /usr/lib /opt/rocm -path '*/cmake/hip-lang/hip-lang-config.cmake' 2>/dev/null | head -1)")")
+clang=$(command -v clang++-15 || true)
+if [ "$hiplang" = "." ] || [ -z "$clang" ]; then
+  echo "HIP language tree: no hip-lang package or clang++-15: not exercised"
+  exit 0
+fi
+mkdir -p "$rocm/lib" "$WORK/hiptree"
+ln -s "$hiplang" "$rocm/lib/cmake"
+cat >"$WORK/hiptree/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.21)
+project(hiptree LANGUAGES CXX HIP)
+add_library(hipk STATIC k.hip)
+CMAKE
+echo '#include <hip/hip_runtime.h>
+__global__ void k(float* x) { x[0] = 1; }' >"$WORK/hiptree/k.hip"
+CMAKE_PREFIX_PATH=$hiplang cmake -S "$WORK/hiptree" -B "$WORK/hipb" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_HIP_COMPILER="$clang" -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_HIP_COMPILER_ROCM_ROOT="$rocm" \
+  "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" \
+  >"$WORK/hiptree.log" 2>&1 || { cat "$WORK/hiptree.log"; fail "configure a HIP-language tree"; }
+cmake --build "$WORK/hipb" >>"$WORK/hiptree.log" 2>&1 || { cat "$WORK/hiptree.log"; fail "build the HIP-language tree"; }
+"$KOPT" import --json --build-dir "$WORK/hipb" --target hipk --out "$WORK/hipk.cmake" >"$WORK/hipk.json" ||
+  fail "import the HIP-language tree"
+python3 - "$WORK/hipk.json" <<'PY' || fail "the HIP import"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["language"] == "HIP" and j["rule_args"] == ["-x", "hip"], (j["language"], j["rule_args"])
+assert "--offload-arch=gfx90a" in j["flags"] and "-std=gnu++17" in j["flags"], j["flags"]
+print("HIP language tree imported:", " ".join(j["flags"]))
+PY

@@ -51,6 +51,16 @@ TEST_CASE("identity: own sources pass, another candidate's sources fail") {
                                     {"/fam/candidates/00"});
     CHECK_FALSE(check.ok);
   }
+  SUBCASE("an IMPORTED family's instance target, under a PREFIX") {
+    deps["imported-build/CMakeFiles/p_candidate_02_instances.dir/a.o"] = {"/b/gen/00/src/k.hpp"};
+    deps["CMakeFiles/p_candidate_02.dir/h.o"] = {"/b/gen/02/src/k.hpp"};
+    auto check = bi::check_identity(deps, "p_candidate_02", "/b/gen", "/b/gen/02", "k.hpp", {});
+    CHECK(check.objects == 2);
+    CHECK(check.problems ==
+          std::vector<std::string>{"imported-build/CMakeFiles/p_candidate_02_instances.dir/a.o was "
+                                   "compiled from /b/gen/00/src/k.hpp, not from this candidate's "
+                                   "sources in /b/gen/02"});
+  }
   SUBCASE("never built") {
     auto check = bi::check_identity(deps, "candidate_09", "/b/gen", "/b/gen/09", "k.hpp", {});
     CHECK_FALSE(check.ok);

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <doctest/doctest.h>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace fa = kopt::fileapi;
 using kopt::test::TempDir;
@@ -114,8 +116,10 @@ struct FakeTree {
 // Counts the cmake runs load() asks for, and does nothing.
 struct CountingRunner : kopt::util::ProcessRunner {
   int runs = 0;
-  kopt::util::ProcessResult run(const kopt::util::Command &) override {
+  std::vector<std::string> argv; ///< the last run's
+  kopt::util::ProcessResult run(const kopt::util::Command &command) override {
     ++runs;
+    argv = command.argv;
     kopt::util::ProcessResult r;
     r.exit_code = 0;
     return r;
@@ -206,7 +210,8 @@ TEST_CASE("error replies and malformed fields name the file and field") {
 TEST_CASE("load: not a build tree; a fresh reply is read without running cmake") {
   TempDir empty;
   CountingRunner runner;
-  CHECK_THROWS_WITH(fa::load(empty.path(), runner),
+  std::ostringstream notes;
+  CHECK_THROWS_WITH(fa::load(empty.path(), runner, notes),
                     (empty.path().string() + ": not a CMake build tree (no CMakeCache.txt); "
                                              "configure it with cmake first")
                         .c_str());
@@ -216,15 +221,37 @@ TEST_CASE("load: not a build tree; a fresh reply is read without running cmake")
   std::filesystem::last_write_time(tree.dir.path() /
                                        (tree.reply() + "index-2026-01-01T00-00-00-0000.json"),
                                    now - std::chrono::seconds(20));
-  fa::load(tree.build(), runner); // the query is new: cmake must answer it
+  fa::load(tree.build(), runner, notes); // the query is new: cmake must answer it
   CHECK(runner.runs == 1);
+  CHECK(runner.argv == std::vector<std::string>{"cmake", tree.build()}); // the cache names none
+  CHECK(notes.str() == "kopt import: running `cmake " + tree.build() +
+                           "` to answer kopt's File API query (its newest reply is older than "
+                           "kopt's query)\n");
   CHECK(std::filesystem::exists(fa::query_file(tree.build())));
   // cmake answered after the query was written: the index is newer than the query.
   std::filesystem::last_write_time(fa::query_file(tree.build()),
                                    std::filesystem::file_time_type::clock::now() -
                                        std::chrono::seconds(30));
-  fa::load(tree.build(), runner);
+  fa::load(tree.build(), runner, notes);
   CHECK(runner.runs == 1);
+}
+
+TEST_CASE("load: the tree's own cmake (CMAKE_COMMAND of its cache) answers the query") {
+  FakeTree tree;
+  tree.write(4, false);
+  tree.dir.write("b/CMakeCache.txt",
+                 "// The cmake\nCMAKE_COMMAND:INTERNAL=/opt/cmake-3.31/bin/cmake\n"
+                 "CMAKE_COMMAND_X:STRING=no\n");
+  CHECK(fa::cache_value(tree.build(), "CMAKE_COMMAND") == "/opt/cmake-3.31/bin/cmake");
+  CHECK(fa::cache_value(tree.build(), "CMAKE_COMMAN").empty());
+  std::filesystem::remove(tree.dir.path() / (tree.reply() + "index-2026-01-01T00-00-00-0000.json"));
+  CountingRunner runner;
+  std::ostringstream notes;
+  CHECK_THROWS(fa::load(tree.build(), runner, notes)); // the fake cmake writes no reply
+  CHECK(runner.argv == std::vector<std::string>{"/opt/cmake-3.31/bin/cmake", tree.build()});
+  CHECK(notes.str() == "kopt import: running `/opt/cmake-3.31/bin/cmake " + tree.build() +
+                           "` to answer kopt's File API query (the tree has no File API reply "
+                           "yet)\n");
 }
 
 TEST_CASE("select: by target, by source, configuration, unknown names suggested") {
@@ -237,6 +264,17 @@ TEST_CASE("select: by target, by source, configuration, unknown names suggested"
   CHECK(byname.language == "CUDA");  // the GPU language when the target has one
   CHECK(byname.standard == "17");
   CHECK(byname.artifact == tree.build() + "/k/Release/libkernels.so");
+  CHECK(byname.config_reason == "the tree's CMAKE_DEFAULT_BUILD_TYPE; --config chooses another");
+  CHECK(byname.baseline == "library");
+  CHECK(byname.baseline_reason == "kernels is a SHARED_LIBRARY: baseline 00 links " +
+                                      byname.artifact +
+                                      " and compiles no instance, if it defines the "
+                                      "family's kopt_instance_ symbols (kopt_add_family "
+                                      "checks; --baseline compile to compile them)");
+  fa::Imported forced = fa::select(model, {"kernels", {}, "", "", "compile"});
+  CHECK(forced.baseline == "compile");
+  CHECK(forced.baseline_reason ==
+        "--baseline compile: baseline 00 compiles its own instances with kernels's flags");
   fa::Imported bysource = fa::select(model, {"", tree.build() + "/k/gen.cpp", "Debug", ""});
   CHECK(bysource.target == "kernels");
   CHECK(bysource.language == "CXX");
@@ -262,6 +300,45 @@ TEST_CASE("select: by target, by source, configuration, unknown names suggested"
                         .c_str());
 }
 
+TEST_CASE("select: separable compilation from the generator's rule; executables lend flags") {
+  FakeTree tree;
+  tree.write(4, false);
+  tree.dir.write("b/CMakeFiles/rules.ninja",
+                 "rule CUDA_COMPILER__kernel_Release\n"
+                 "  command = /usr/bin/nvcc $DEFINES -x cu -c $in -o $out\n"
+                 "rule CUDA_COMPILER__kernels_Release\n"
+                 "  depfile = $DEP_FILE\n"
+                 "  command = /usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler $DEFINES "
+                 "$INCLUDES $FLAGS -MD -MT $out -MF $DEP_FILE -x cu -rdc=true -c $in -o $out\n");
+  fa::CodeModel model = fa::read_reply(tree.build());
+  fa::Imported cuda = fa::select(model, {"kernels", {}, "", ""});
+  CHECK(cuda.separable);
+  CHECK(cuda.rule_args ==
+        std::vector<std::string>{"-forward-unknown-to-host-compiler", "-x", "cu", "-rdc=true"});
+  CHECK(cuda.rule_file == tree.build() + "/CMakeFiles/rules.ninja");
+  CHECK(cuda.notes.empty());
+  fa::Imported cxx = fa::select(model, {"kernels", {}, "", "CXX"});
+  CHECK(!cxx.separable); // no CXX rule written here
+  CHECK(cxx.rule_file.empty());
+
+  auto path = tree.dir.path() / (tree.reply() + "target-kernels-Release.json");
+  json target = json::parse(std::ifstream(path));
+  target["type"] = "EXECUTABLE";
+  tree.dir.write(tree.reply() + "target-kernels-Release.json", target.dump());
+  std::filesystem::remove(tree.dir.path() / "b/CMakeFiles/rules.ninja");
+  model = fa::read_reply(tree.build());
+  fa::Imported exe = fa::select(model, {"kernels", {}, "", ""});
+  CHECK(exe.baseline == "compile");
+  CHECK(exe.baseline_reason == "kernels is an EXECUTABLE, not a library of the kernels: baseline "
+                               "00 compiles its own instances with the tree's flags");
+  CHECK(exe.notes == std::vector<std::string>{
+                         "no CUDA compile rule of kernels found for Ninja: cannot tell whether it "
+                         "compiles relocatable device code; assumed not"});
+  CHECK_THROWS_WITH(fa::select(model, {"kernels", {}, "", "", "library"}),
+                    "kopt import --baseline library: kernels is an EXECUTABLE, not a library "
+                    "whose file baseline 00 could link");
+}
+
 TEST_CASE("fragments split like a shell; the CMake file keeps them whole") {
   CHECK(fa::split_fragment(R"(-O3  -DX="a b" 'c d' e\ f -Xcompiler=-fPIC)") ==
         std::vector<std::string>{"-O3", "-DX=a b", "c d", "e f", "-Xcompiler=-fPIC"});
@@ -279,10 +356,16 @@ TEST_CASE("fragments split like a shell; the CMake file keeps them whole") {
   CHECK(text.find("\"$<$<COMPILE_LANGUAGE:CUDA>:SHELL:--generate-code=arch=compute_90$<COMMA>"
                   "code=[compute_90$<COMMA>sm_90]>\"") != std::string::npos);
   CHECK(text.find("\"$<$<COMPILE_LANGUAGE:CUDA>:BAR=\\\"x y\\\">\"") != std::string::npos);
-  CHECK(text.find("target_include_directories(kopt_imported_kernels SYSTEM INTERFACE") !=
+  CHECK(text.find("target_include_directories(kopt_imported_kernels_") != std::string::npos);
+  CHECK(text.find(" SYSTEM INTERFACE\n") != std::string::npos);
+  fa::Imported other = m;
+  other.config = "Debug";
+  CHECK(fa::render_cmake(other).find("set(KOPT_IMPORTED_INTERFACE \"kopt_imported_kernels_") !=
         std::string::npos);
-  CHECK(text.find("target_compile_features(kopt_imported_kernels INTERFACE cuda_std_17)") !=
-        std::string::npos);
+  CHECK(fa::render_cmake(other) != text); // another configuration: another interface name
+  // The standard is in the fragments (-std=...): a compile feature would add a second -std.
+  CHECK(text.find("target_compile_features") == std::string::npos);
+  CHECK(text.find("set(KOPT_IMPORTED_SEPARABLE OFF)") != std::string::npos);
 }
 
 TEST_SUITE_END();
