@@ -6,16 +6,29 @@
 # With KOPT_DEPS=<prefix holding include/{nlohmann,CLI,xxhash.h} and share/cmake/{nlohmann_json,
 # CLI11}>, it also builds kopt from this tree on the machine and returns the install as kopt.tgz
 # (for a machine whose libraries differ from the build host's). Files go to $OUT.
-#   bash examples/cuda_gemm_a8w8_blockscale/bench/device_wgmma.sh [repeat]
+#   bash examples/cuda_gemm_a8w8_blockscale/bench/device_wgmma.sh prep
+#   bash examples/cuda_gemm_a8w8_blockscale/bench/device_wgmma.sh sweep [repeat] [candidates...]
+# (prep: builds, check, SASS, anchor, kopt; sweep: the standalone sweeps, default 03 then 01).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 E=$root/examples/cuda_gemm_a8w8_blockscale
-R=${1:-10}
+phase=${1:-prep}
 out=${OUT:-/tmp/kopt-out}
 B=${KOPT_WG_BUILD:-/tmp/kopt-wg}
 mkdir -p "$out" "$B"
 export PATH=$PATH:/usr/local/cuda/bin
 log=$out/log.txt
+if [ "$phase" = sweep ]; then
+  R=${2:-10}
+  shift 2 2>/dev/null || shift
+  for c in ${@:-03 01}; do
+    [ -x "$B/standalone_$c" ] || continue
+    timeout 240 "$B/standalone_$c" --sweep "$E/configs.csv" --repeat "$R" --csv "$out/sweep_$c.csv" \
+      >"$B/sweep_$c.log" 2>&1
+    echo "sweep $c: rc=$? $(tail -1 "$B/sweep_$c.log")" | tee -a "$log"
+  done
+  exit 0
+fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
   g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -1; } >"$log" 2>&1
 cat "$log"
@@ -54,16 +67,8 @@ echo "check 03: rc=$check" | tee -a "$log"
 grep -v "^  " "$B/check_03.log" | tail -8 | tee -a "$log"; grep "^  " "$B/check_03.log" | head -20 | tee -a "$log"
 
 timeout 240 "$B/anchor" "$E/configs.csv" --repeat 20 --csv "$out/anchor.csv" >"$B/anchor.log" 2>&1
-echo "anchor: rc=$?" | tee -a "$log"; head -3 "$B/anchor.log" | tee -a "$log"
-if [ $check -eq 0 ]; then
-  timeout 240 "$B/standalone_03" --sweep "$E/configs.csv" --repeat "$R" --csv "$out/sweep_03.csv" \
-    >"$B/sweep_03.log" 2>&1
-  echo "sweep 03: rc=$? $(tail -1 "$B/sweep_03.log")" | tee -a "$log"
-fi
-timeout 240 "$B/standalone_01" --sweep "$E/configs.csv" --repeat "$R" --csv "$out/sweep_01.csv" \
-  >"$B/sweep_01.log" 2>&1
-echo "sweep 01: rc=$? $(tail -1 "$B/sweep_01.log")" | tee -a "$log"
-cat "$B/anchor.log" "$B"/sweep_0*.log >>"$log" 2>/dev/null
+echo "anchor: rc=$?" | tee -a "$log"; head -3 "$B/anchor.log"; cat "$B/anchor.log" >>"$log"
+[ $check -eq 0 ] || rm -f "$B/standalone_03" # a failed check: no sweep of 03
 if [ -n "${kopt_job:-}" ]; then
   wait "$kopt_job"; echo "kopt build: rc=$?" | tee -a "$log"; tail -5 "$B/kopt_build.log" | tee -a "$log"
   [ -x "$B/kopt/bin/kopt" ] && tar -C "$B" -czf "$out/kopt.tgz" kopt && ls -la "$out/kopt.tgz"
