@@ -126,22 +126,36 @@ struct Lt {
     CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
     CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &workspace_bytes, sizeof workspace_bytes));
-    cublasLtMatmulHeuristicResult_t result{};
+    // Up to 8 algorithms in the heuristic's order; the first that runs is timed. Failures are
+    // printed once per shape with cuBLASLt's status codes.
+    cublasLtMatmulHeuristicResult_t results[8] = {};
     int found = 0;
     double us = -1;
-    if (cublasLtMatmulAlgoGetHeuristic(handle, op, la, lb, lc, lc, pref, 1, &result, &found) ==
-            CUBLAS_STATUS_SUCCESS &&
-        found > 0) {
+    const cublasStatus_t h =
+        cublasLtMatmulAlgoGetHeuristic(handle, op, la, lb, lc, lc, pref, 8, results, &found);
+    cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; h == CUBLAS_STATUS_SUCCESS && i < found && us < 0; ++i) {
       const float alpha = 1.f, beta = 0.f;
-      bool ok = true;
+      cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
       auto launch = [&] {
-        ok = ok && cublasLtMatmul(handle, op, &alpha, B, la, A, lb, &beta, C, lc, C, lc,
-                                  &result.algo, workspace, workspace_bytes, 0) ==
-                       CUBLAS_STATUS_SUCCESS;
+        if (st == CUBLAS_STATUS_SUCCESS) {
+          st = cublasLtMatmul(handle, op, &alpha, B, la, A, lb, &beta, C, lc, C, lc,
+                              &results[i].algo, workspace, workspace_bytes, 0);
+        }
       };
-      us = median_us(launch, flush, repeat);
-      CHECK(cudaGetLastError());
-      if (!ok) us = -1;
+      launch();
+      CHECK(cudaDeviceSynchronize());
+      if (st == CUBLAS_STATUS_SUCCESS) {
+        us = median_us(launch, flush, repeat);
+        CHECK(cudaGetLastError());
+        if (st != CUBLAS_STATUS_SUCCESS) us = -1;
+      }
+      last = st;
+    }
+    if (us < 0) {
+      std::fprintf(stderr, "M=%lld N=%lld K=%lld fast=%d: heuristic status %d, %d algorithms, last "
+                   "matmul status %d\n", (long long)M, (long long)N, (long long)K, (int)fast_accum,
+                   (int)h, found, (int)last);
     }
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);

@@ -68,6 +68,10 @@ grep -v "^  " "$B/check_03.log" | tail -8 | tee -a "$log"; grep "^  " "$B/check_
 
 timeout 240 "$B/anchor" "$E/configs.csv" --repeat 20 --csv "$out/anchor.csv" >"$B/anchor.log" 2>&1
 echo "anchor: rc=$?" | tee -a "$log"; head -3 "$B/anchor.log"; cat "$B/anchor.log" >>"$log"
+# The same anchor through PyTorch's torch._scaled_mm (cuBLASLt underneath), as a cross-check.
+timeout 240 python3 "$E/bench/anchor_torch.py" "$E/configs.csv" --repeat 20 --csv "$out/anchor_torch.csv" \
+  >"$B/anchor_torch.log" 2>&1
+echo "anchor_torch: rc=$?" | tee -a "$log"; head -4 "$B/anchor_torch.log"; cat "$B/anchor_torch.log" >>"$log"
 [ $check -eq 0 ] || rm -f "$B/standalone_03" # a failed check: no sweep of 03
 if [ -n "${kopt_job:-}" ]; then
   wait "$kopt_job"; echo "kopt build: rc=$?" | tee -a "$log"; tail -5 "$B/kopt_build.log" | tee -a "$log"
