@@ -46,8 +46,10 @@ with open(sys.argv[2], "w") as f:
         f.write("X(%d, %d, %d, %d, %d)\n" % (i["BM"], i["BN"], i["WM"], i["WN"], i["STAGES"]))
 PY
 flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -lineinfo -Xptxas -v -I "$B")
+cands=(${KOPT_WG_CANDS:-01 03}) # standalone builds; every one but 01 is checked
+last=${cands[${#cands[@]}-1]}
 start=$(date +%s)
-for c in 01 03; do
+for c in "${cands[@]}"; do
   nvcc "${flags[@]}" -I "$E/candidates/$c" -I "$E" "$E/bench/standalone.cu" -o "$B/standalone_$c" \
     >"$B/ptxas_$c.log" 2>&1 &
 done
@@ -56,23 +58,27 @@ nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a "$E/bench/anchor.cu" -
 wait $(jobs -p | grep -v "^${kopt_job:-none}$")
 echo "nvcc builds: $(( $(date +%s) - start )) s" | tee -a "$log"
 for f in "$B"/ptxas_0*.log "$B/anchor_build.log"; do grep -i -E "error|warn" "$f" | head -5; done | tee -a "$log"
-grep -A2 "hopper" "$B/ptxas_03.log" | grep -E "Used|spill" | sort | uniq -c | tee -a "$log"
-{ echo "SASS of 03 (wgmma kernels):"
-  cuobjdump -sass "$B/standalone_03" | grep -oE "\b(QGMMA|HGMMA|HMMA|UTMALDG|SYNCS)[.A-Z0-9]*" | sort | uniq -c
+grep -A2 "hopper" "$B/ptxas_$last.log" | grep -E "Used|spill" | sort | uniq -c | tee -a "$log"
+{ echo "SASS of $last:"
+  cuobjdump -sass "$B/standalone_$last" | grep -oE "\b(QGMMA|HGMMA|HMMA|UTMALDG|SYNCS)[.A-Z0-9]*" | sort | uniq -c
 } 2>&1 | tee -a "$log"
 
-timeout 120 "$B/standalone_03" --check >"$B/check_03.log" 2>&1
-check=$?
-echo "check 03: rc=$check" | tee -a "$log"
-grep -v "^  " "$B/check_03.log" | tail -8 | tee -a "$log"; grep "^  " "$B/check_03.log" | head -20 | tee -a "$log"
+check=0
+for c in "${cands[@]}"; do
+  [ "$c" = 01 ] && continue
+  timeout 120 "$B/standalone_$c" --check >"$B/check_$c.log" 2>&1
+  rc=$?
+  echo "check $c: rc=$rc" | tee -a "$log"
+  grep -v "^  " "$B/check_$c.log" | tail -2 | tee -a "$log"; grep "^  " "$B/check_$c.log" | head -20 | tee -a "$log"
+  [ $rc -eq 0 ] || { check=1; rm -f "$B/standalone_$c"; } # a failed check: no sweep of it
+done
 
 timeout 240 "$B/anchor" "$E/configs.csv" --repeat 20 --csv "$out/anchor.csv" >"$B/anchor.log" 2>&1
 echo "anchor: rc=$?" | tee -a "$log"; head -3 "$B/anchor.log"; cat "$B/anchor.log" >>"$log"
 # The same anchor through PyTorch's torch._scaled_mm (cuBLASLt underneath), as a cross-check.
-timeout 240 python3 "$E/bench/anchor_torch.py" "$E/configs.csv" --repeat 20 --csv "$out/anchor_torch.csv" \
+[ "${KOPT_WG_TORCH:-1}" = 1 ] && timeout 240 python3 "$E/bench/anchor_torch.py" "$E/configs.csv" --repeat 20 --csv "$out/anchor_torch.csv" \
   >"$B/anchor_torch.log" 2>&1
 echo "anchor_torch: rc=$?" | tee -a "$log"; head -4 "$B/anchor_torch.log"; cat "$B/anchor_torch.log" >>"$log"
-[ $check -eq 0 ] || rm -f "$B/standalone_03" # a failed check: no sweep of 03
 if [ -n "${kopt_job:-}" ]; then
   wait "$kopt_job"; echo "kopt build: rc=$?" | tee -a "$log"; tail -5 "$B/kopt_build.log" | tee -a "$log"
   [ -x "$B/kopt/bin/kopt" ] && tar -C "$B" -czf "$out/kopt.tgz" kopt && ls -la "$out/kopt.tgz"
