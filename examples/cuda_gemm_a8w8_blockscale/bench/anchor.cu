@@ -37,7 +37,7 @@ namespace {
   do {                                                                                             \
     cublasStatus_t s_ = (call);                                                                    \
     if (s_ != CUBLAS_STATUS_SUCCESS) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);  \
+      std::fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);   \
       std::exit(2);                                                                                \
     }                                                                                              \
   } while (0)
@@ -75,7 +75,8 @@ template <class F> double median_us(F &&launch, Flush &flush, int repeat, bool f
   CHECK(cudaDeviceSynchronize());
   std::vector<double> us;
   for (int i = 0; i < repeat; ++i) {
-    if (flush_each) flush.run(i);
+    if (flush_each)
+      flush.run(i);
     CHECK(cudaEventRecord(a));
     launch();
     CHECK(cudaEventRecord(b));
@@ -121,11 +122,14 @@ struct Lt {
     const float *sa = scale_a, *sb = scale_b;
     // cuBLASLt's A is the family's B (N x K), its B the family's A.
     if (with_scales) {
-      CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb, sizeof sb));
-      CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa, sizeof sa));
+      CHECK_LT(
+          cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb, sizeof sb));
+      CHECK_LT(
+          cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa, sizeof sa));
     }
     const std::int8_t fast = fast_accum ? 1 : 0;
-    CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    CHECK_LT(
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
     cublasLtMatrixLayout_t la, lb, lc;
     CHECK_LT(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, K, N, K)); // B^T viewed col-major
     CHECK_LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, K, M, K));
@@ -156,14 +160,17 @@ struct Lt {
       if (st == CUBLAS_STATUS_SUCCESS) {
         us = median_us(launch, flush, repeat);
         CHECK(cudaGetLastError());
-        if (st != CUBLAS_STATUS_SUCCESS) us = -1;
+        if (st != CUBLAS_STATUS_SUCCESS)
+          us = -1;
       }
       last = st;
     }
     if (us < 0) {
-      std::fprintf(stderr, "M=%lld N=%lld K=%lld fast=%d: heuristic status %d, %d algorithms, last "
-                   "matmul status %d\n", (long long)M, (long long)N, (long long)K, (int)fast_accum,
-                   (int)h, found, (int)last);
+      std::fprintf(stderr,
+                   "M=%lld N=%lld K=%lld fast=%d: heuristic status %d, %d algorithms, last "
+                   "matmul status %d\n",
+                   (long long)M, (long long)N, (long long)K, (int)fast_accum, (int)h, found,
+                   (int)last);
     }
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
@@ -185,8 +192,10 @@ int main(int argc, char **argv) {
   std::string csv_path;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
-    else if (a == "--csv") csv_path = argv[i + 1];
+    if (a == "--repeat")
+      repeat = std::atoi(argv[i + 1]);
+    else if (a == "--csv")
+      csv_path = argv[i + 1];
   }
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -200,12 +209,12 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&src, copy_bytes));
   CHECK(cudaMalloc(&dst, copy_bytes));
   CHECK(cudaMemset(src, 1, copy_bytes));
-  const double copy_us = median_us(
-      [&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice)); }, flush, 20,
-      false);
+  const double copy_us =
+      median_us([&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice)); },
+                flush, 20, false);
   const double copy_tbs = 2.0 * copy_bytes / copy_us * 1e-6;
-  std::printf("copy: %.3f GB in %.1f us: %.3f TB/s (read + written)\n", copy_bytes * 1e-9,
-              copy_us, copy_tbs);
+  std::printf("copy: %.3f GB in %.1f us: %.3f TB/s (read + written)\n", copy_bytes * 1e-9, copy_us,
+              copy_tbs);
   CHECK(cudaFree(src));
   CHECK(cudaFree(dst));
 
@@ -216,14 +225,16 @@ int main(int argc, char **argv) {
   }
   std::FILE *csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv) {
-    std::fprintf(csv, "M,N,K,us_lt,tflops_lt,us_lt_fast,tflops_lt_fast,bytes,floor_copy_us,copy_tbs\n");
+    std::fprintf(csv,
+                 "M,N,K,us_lt,tflops_lt,us_lt_fast,tflops_lt_fast,bytes,floor_copy_us,copy_tbs\n");
   }
   Lt lt;
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
     long long M, N, K;
-    if (std::sscanf(line.c_str(), "%lld,%lld,%lld", &M, &N, &K) != 3) continue;
+    if (std::sscanf(line.c_str(), "%lld,%lld,%lld", &M, &N, &K) != 3)
+      continue;
     std::uint8_t *A = nullptr, *B = nullptr;
     void *C = nullptr;
     CHECK(cudaMalloc(&A, M * K));
@@ -236,8 +247,10 @@ int main(int argc, char **argv) {
     double us_fast = lt.time(M, N, K, A, B, C, true, flush, repeat);
     if (us < 0 || us_fast < 0) {
       std::printf("M=%lld N=%lld K=%lld: retried without scale pointers\n", M, N, K);
-      if (us < 0) us = lt.time(M, N, K, A, B, C, false, flush, repeat, false);
-      if (us_fast < 0) us_fast = lt.time(M, N, K, A, B, C, true, flush, repeat, false);
+      if (us < 0)
+        us = lt.time(M, N, K, A, B, C, false, flush, repeat, false);
+      if (us_fast < 0)
+        us_fast = lt.time(M, N, K, A, B, C, true, flush, repeat, false);
     }
     const double flops = 2.0 * M * N * K;
     // The bytes a block-scaled GEMM must move: A, B, C and both scale tensors.
@@ -258,6 +271,7 @@ int main(int argc, char **argv) {
     CHECK(cudaFree(B));
     CHECK(cudaFree(C));
   }
-  if (csv) std::fclose(csv);
+  if (csv)
+    std::fclose(csv);
   return 0;
 }
