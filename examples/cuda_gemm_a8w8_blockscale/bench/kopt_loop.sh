@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The kopt loop on a GPU machine, as a user runs it: configure this family against a kopt
-# install, `cmake --build --target candidate_01_bench`, then ctest's correctness and keep tests
-# with one GPU per test from `kopt resources`. Logs and results go to $OUT (or /tmp/kopt-out).
+# install, `cmake --build --target candidate_<first>_bench`, then ctest's correctness and keep
+# tests with one GPU per test from `kopt resources`, `kopt decide` and `kopt record` for each
+# candidate in turn. Logs and results go to $OUT (or /tmp/kopt-out).
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/kopt_loop.sh
+# KOPT_LOOP_IDS="01 03" picks the candidates (default "01 02"; correctness is checked for these);
+# KOPT_LOOP_ANALYZE=<id> runs `kopt analyze` on that candidate at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
@@ -18,18 +21,20 @@ export PATH=$PATH:/usr/local/cuda/bin
 cmake -S "$root/examples/$family" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 ||
   { tail -30 "$out/configure.log"; exit 1; }
+ids=(${KOPT_LOOP_IDS:-01 02})
 start=$(date +%s)
-cmake --build "$build" --target candidate_01_bench -j "$(nproc)" >"$out/bench01.log" 2>&1
-echo "candidate_01_bench: rc=$? in $(( $(date +%s) - start )) s"; tail -12 "$out/bench01.log"
+cmake --build "$build" --target "candidate_${ids[0]}_bench" -j "$(nproc)" >"$out/bench${ids[0]}.log" 2>&1
+echo "candidate_${ids[0]}_bench: rc=$? in $(( $(date +%s) - start )) s"; tail -12 "$out/bench${ids[0]}.log"
 
 "$prefix/bin/kopt" resources --out "$build/gpus.json"
 spec=(--resource-spec-file "$build/gpus.json" --output-on-failure)
 state=(--spec "$root/examples/$family/family.json" --state-dir "$build/kopt/$family")
 start=$(date +%s)
-ctest --test-dir "$build" -L correctness "${spec[@]}" >"$out/ctest.log" 2>&1
-echo "ctest -L correctness: rc=$?"
-# The loop: 01 against BEST 00, recorded; then 02 against the new BEST 01.
-for id in 01 02; do
+pattern=$(IFS='|'; echo "${ids[*]}")
+ctest --test-dir "$build" -L correctness -R "^candidate_(${pattern})\\." "${spec[@]}" >"$out/ctest.log" 2>&1
+echo "ctest -L correctness -R candidate_(${pattern}): rc=$?"
+# The loop: each candidate against BEST at its turn (00 first), decided and recorded.
+for id in "${ids[@]}"; do
   ctest --test-dir "$build" -L keep -R "^candidate_${id}\\." "${spec[@]}" >>"$out/ctest.log" 2>&1
   echo "ctest -L keep -R candidate_$id: rc=$?"
   "$prefix/bin/kopt" decide "${state[@]}" --candidate "$id" >>"$out/decide.log" 2>&1
@@ -41,3 +46,10 @@ cat "$out/decide.log"
 "$prefix/bin/kopt" status "${state[@]}"
 cp "$build/kopt/$family/ledger/performance.md" "$out/" 2>/dev/null
 tar -C "$build/kopt/$family" -czf "$out/results.tgz" results ledger golden/golden.json 2>/dev/null
+if [ -n "${KOPT_LOOP_ANALYZE:-}" ]; then
+  start=$(date +%s)
+  "$prefix/bin/kopt" analyze "${state[@]}" --candidate "$KOPT_LOOP_ANALYZE" --gpu-wait-min 1 \
+    >"$out/analyze_$KOPT_LOOP_ANALYZE.txt" 2>&1
+  echo "kopt analyze $KOPT_LOOP_ANALYZE: rc=$? in $(( $(date +%s) - start )) s"
+  cat "$out/analyze_$KOPT_LOOP_ANALYZE.txt"
+fi
