@@ -427,8 +427,9 @@ RuleList fit(const Results &results, const FitOptions &options) {
   std::vector<Leaf> pruned = pruned_leaves(d, features, options);
   // Fewer rules win a tie: the same cost with fewer arms is the simpler heuristic.
   double g = total_cost(greedy), p = total_cost(pruned);
-  return to_rules(
-      d, features, p < g - 1e-9 || (p <= g + 1e-9 && pruned.size() < greedy.size()) ? pruned : greedy);
+  return to_rules(d, features,
+                  p < g - 1e-9 || (p <= g + 1e-9 && pruned.size() < greedy.size()) ? pruned
+                                                                                   : greedy);
 }
 
 double Score::geomean() const {

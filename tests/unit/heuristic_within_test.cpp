@@ -26,8 +26,8 @@ Results table(const std::string &text, double ties) {
 // bench/heuristic_eval.sh (M, N, K, M*N, nine wave fills, the waves ratios of six tile shapes).
 std::vector<std::string> sweep_features() {
   std::vector<std::string> out = {"M", "N", "K", "M*N"};
-  for (const char *t : {"16x32", "16x64", "16x128", "32x64", "32x128", "64x64", "64x128", "128x64",
-                        "128x128"}) {
+  for (const char *t :
+       {"16x32", "16x64", "16x128", "32x64", "32x128", "64x64", "64x128", "128x64", "128x128"}) {
     out.push_back(std::string("fill(") + t + ",264)");
   }
   const std::vector<std::string> main = {"16x64", "16x128", "32x64", "64x64", "64x128", "128x128"};
