@@ -35,7 +35,7 @@ struct Data {
   std::vector<std::vector<int64_t>> values;
 };
 
-Data prepare(const Results &r, const std::vector<Feature> &features) {
+Data prepare(const Results &r, const std::vector<Feature> &features, double within) {
   Data d;
   d.kernels = r.kernels();
   for (const auto &s : r.shapes) {
@@ -47,12 +47,17 @@ Data prepare(const Results &r, const std::vector<Feature> &features) {
     // Not picking the tuned kernel costs at least the whole tie slack: a kernel tied with it is
     // as good as noise allows, no better, so the fit settles on the consistent choice.
     const double fastest_us = s.kernels.at(s.best()).us;
+    const double tuned_us = s.kernels.at(s.tuned).us;
     const double slack = std::log1p(r.ties);
     std::vector<double> cost;
     for (const auto &k : d.kernels) {
       auto it = s.kernels.find(k);
       if (k == s.tuned) {
         cost.push_back(0);
+      } else if (within > 0 && it != s.kernels.end() && it->second.usable()) {
+        // Scored as eval's within match does: within the slack of the tuned time is a hit.
+        const double slowdown = it->second.us / tuned_us;
+        cost.push_back(slowdown <= 1 + within ? 0 : std::min(std::log(slowdown), kPenalty));
       } else if (it != s.kernels.end() && it->second.usable()) {
         cost.push_back(std::min(std::max(std::log(it->second.us / fastest_us), slack), kPenalty));
       } else {
@@ -383,24 +388,9 @@ double total_cost(const std::vector<Leaf> &leaves) {
   return sum;
 }
 
-} // namespace
-
-RuleList fit(const Results &results, const FitOptions &options) {
-  if (options.max_arms < 1) {
-    throw Error("heuristic fit: --max-arms: expected at least 1, got " +
-                std::to_string(options.max_arms));
-  }
-  std::vector<Feature> features = resolve_features(results, options.features);
-  Data d = prepare(results, features);
-  if (d.cost.empty()) {
-    throw Error("heuristic fit: " + results.source + ": no shape has a usable kernel (err 0)");
-  }
-  std::vector<Leaf> greedy = greedy_leaves(d, features, options);
-  std::vector<Leaf> pruned = pruned_leaves(d, features, options);
-  // Fewer rules win a tie: the same cost with fewer arms is the simpler heuristic.
-  double g = total_cost(greedy), p = total_cost(pruned);
-  const std::vector<Leaf> &leaves =
-      p < g - 1e-9 || (p <= g + 1e-9 && pruned.size() < greedy.size()) ? pruned : greedy;
+// One rule per leaf, left to right; the last one without conditions.
+RuleList to_rules(const Data &d, const std::vector<Feature> &features,
+                  const std::vector<Leaf> &leaves) {
   RuleList rules;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Rule rule;
@@ -411,6 +401,35 @@ RuleList fit(const Results &results, const FitOptions &options) {
     rules.rules.push_back(std::move(rule));
   }
   return rules;
+}
+
+} // namespace
+
+RuleList fit(const Results &results, const FitOptions &options) {
+  if (options.max_arms < 1) {
+    throw Error("heuristic fit: --max-arms: expected at least 1, got " +
+                std::to_string(options.max_arms));
+  }
+  std::vector<Feature> features = resolve_features(results, options.features);
+  if (!(options.within >= 0) || !std::isfinite(options.within)) {
+    throw Error("heuristic fit: --within: expected a relative slack >= 0 (0.02 is 2%), got " +
+                util::format_number(options.within));
+  }
+  Data d = prepare(results, features, options.within);
+  if (d.cost.empty()) {
+    throw Error("heuristic fit: " + results.source + ": no shape has a usable kernel (err 0)");
+  }
+  std::vector<Leaf> greedy = greedy_leaves(d, features, options);
+  if (options.within > 0) {
+    // Fit to the slowdown beyond a slack: the best-first tree alone (see FitOptions::within).
+    return to_rules(d, features, greedy);
+  }
+  std::vector<Leaf> pruned = pruned_leaves(d, features, options);
+  // Fewer rules win a tie: the same cost with fewer arms is the simpler heuristic.
+  double g = total_cost(greedy), p = total_cost(pruned);
+  return to_rules(d, features,
+                  p < g - 1e-9 || (p <= g + 1e-9 && pruned.size() < greedy.size()) ? pruned
+                                                                                   : greedy);
 }
 
 double Score::geomean() const {

@@ -16,6 +16,12 @@ struct FitOptions {
   int max_arms = 8;
   std::vector<std::string> features = {"M", "N", "K", "M*N"};
   size_t min_leaf = 1;
+  /// 0: the tie-slack cost below. When > 0, the fit minimises the slowdown beyond this slack,
+  /// the `within` match that eval reports with --tie: a kernel within (1 + within) x a shape's
+  /// tuned time costs 0 there, any other log(us / tuned us) (log 1000 when unusable), and only
+  /// the best-first tree (1) is grown, since the classification tree follows the tuned kernel,
+  /// which such a fit need not pick.
+  double within = 0;
 };
 
 /// Learns an ordered rule list from a full results table. Each shape's cost for a kernel is 0
@@ -30,7 +36,8 @@ struct FitOptions {
 /// tuned kernel (Gini) grown until pure, then pruned by collapsing the split whose removal costs
 /// least until `max_arms` leaves remain; it finds rules where no single split helps on its own
 /// (a kernel that is everywhere second best). Each leaf becomes one rule holding its path's
-/// tightest bounds, in left-to-right order; the last rule has no conditions.
+/// tightest bounds, in left-to-right order; the last rule has no conditions. With
+/// FitOptions::within the costs are the slowdowns beyond that slack, and tree (1) alone is grown.
 RuleList fit(const Results &results, const FitOptions &options);
 
 /// A shape where a rule list's pick is not the tuned choice.

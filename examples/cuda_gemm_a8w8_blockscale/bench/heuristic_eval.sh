@@ -2,7 +2,9 @@
 # The held-out heuristic table of docs/BENCHMARKS.md from a full.csv of tune.sh, no GPU needed:
 # leave one (N,K) pair out, fit on the others, score the held-out pair, for three feature sets
 # (M, N, K, M*N; + the wave fills of the family's tile shapes; + ratios of the wave counts of the
-# six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3.
+# six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3. Then the
+# last set fitted with --within 0.02 (the slowdown beyond 2% of tuned, best-first tree) at 16, 32
+# and 48 arms.
 # A gzipped full.csv (the committed sweeps in bench/data/) is read as it is; several files (passes
 # of one sweep) are merged first, each row keeping its lowest median (passes.py merge).
 #   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv[.gz]... [kopt]
@@ -38,15 +40,18 @@ done
 echo "${inputs[*]}: $pairs (N,K) pairs, leave one out"
 echo "| features | arms | match | within 2% | geomean | worst | default only |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios"; do
+for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios" "+ fills + waves ratios, --within 0.02"; do
+  within=0
+  arm_counts="8 12"
   case $set in
     "+ fills") features="M,N,K,M*N$fills" ;;
     "+ fills + waves ratios") features="M,N,K,M*N$fills$ratios" ;;
+    *within*) features="M,N,K,M*N$fills$ratios" within=0.02 arm_counts="16 32 48" ;;
     *) features="M,N,K,M*N" ;;
   esac
-  for arms in 8 12; do
+  for arms in $arm_counts; do
     "$kopt" heuristic eval --results "$full" --holdout-frac "$(python3 -c "print(1 / $pairs + 1e-9)")" \
-      --max-arms "$arms" --default a8w8_bs_64x64_w2x2_s3 --tie 0.02 --ties 0.02 \
+      --max-arms "$arms" --default a8w8_bs_64x64_w2x2_s3 --tie 0.02 --ties 0.02 --within "$within" \
       --features "$features" --json | python3 -c "
 import json, sys
 e = json.load(sys.stdin)
