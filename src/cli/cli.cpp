@@ -90,13 +90,16 @@ int usage_error(CLI::App &app, const CLI::ParseError &e, int argc, char **argv) 
   std::string where = argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + ": " : "";
   std::vector<std::string> known;
   std::string unknown = unknown_option(app, argc, argv, known);
+  std::string message = e.what();
   if (!unknown.empty()) {
     std::string hint = util::nearest(unknown, known);
-    std::cerr << "kopt: error: " << where << "unknown option '" << unknown << "'"
-              << (hint.empty() ? "" : ", did you mean '" + hint + "'?") << "\n";
-  } else {
-    std::cerr << "kopt: error: " << where << e.what() << "\n";
+    message = "unknown option '" + unknown + "'" +
+              (hint.empty() ? "" : ", did you mean '" + hint + "'?");
   }
+  if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
+    std::cout << nlohmann::json{{"error", where + message}}.dump(2) << "\n";
+  }
+  std::cerr << "kopt: error: " << where << message << "\n";
   std::cerr << "run 'kopt " << (where.empty() ? "" : std::string(argv[1]) + " ")
             << "--help' for its options\n";
   return 2;
@@ -163,6 +166,9 @@ int main(int argc, char **argv) {
         std::cerr << "kopt: interrupted: " << e.what() << "\n";
         return 128 + e.signal();
       } catch (const Error &e) {
+        if (context.json) { // --json answers in JSON, an error too
+          std::cout << nlohmann::json{{"error", e.what()}}.dump(2) << "\n";
+        }
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;
       } catch (const std::exception &e) {

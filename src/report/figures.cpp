@@ -14,13 +14,8 @@ namespace {
 
 constexpr int kWidth = 960;
 
-std::string percent(double change) {
-  return (change > 0 ? "+" : "") + num(100 * change, 3) + "%";
-}
-
-std::string percent_tick(double value) { return (value > 0 ? "+" : "") + num(value, 3) + "%"; }
-
-std::string times_tick(double value) { return num(value, 3) + "x"; }
+// A tick of a time-ratio axis (1 = as fast as BEST), labelled as the change it is.
+std::string ratio_tick(double ratio) { return percent(ratio - 1); }
 
 std::string seconds_tick(double value) { return num(value, 3) + " s"; }
 
@@ -81,6 +76,10 @@ std::string shape_text(const std::vector<std::string> &columns, const std::vecto
   return util::join(parts, ",");
 }
 
+// The ends of a time-ratio axis for changes from lo to hi: a margin beyond both, 1 inside.
+double ratio_lo(double lo) { return std::max(1e-3, (1 + std::min(lo, 0.0)) / 1.08); }
+double ratio_hi(double hi) { return (1 + std::max(hi, 0.0)) * 1.08; }
+
 } // namespace
 
 std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, double threshold) {
@@ -104,38 +103,41 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
   if (shown.empty()) {
     return std::nullopt;
   }
-  double pad = (hi - lo) * 0.08;
-  const double left = 90, right = kWidth - 20, top = 50, bottom = 300;
-  Scale y(100 * (lo - pad), 100 * (hi + pad), bottom, top);
+  // Time over BEST's on a log scale: -90% and +900% are as far from 0; small changes stay apart.
+  const double left = 100, right = kWidth - 20, top = 64, bottom = 314;
+  Scale y(ratio_lo(lo), ratio_hi(hi), bottom, top, true);
   double band = (right - left) / static_cast<double>(shown.size());
-  Svg svg(kWidth, 380, "the loop's history: per attempt and class, the change vs BEST");
-  svg.box(left, y(100 * threshold), right - left, y(-100 * threshold) - y(100 * threshold),
-          "#e8e8e8");
-  svg.text(right - 4, y(100 * threshold) - 4,
-           "noise threshold " + percent(threshold) + " / " + percent(-threshold),
+  Svg svg(kWidth, 394, "the loop's history: per attempt and class, the change vs BEST");
+  svg.box(left, y(1 + threshold), right - left, y(1 - threshold) - y(1 + threshold), "#e0e0e0");
+  svg.text(right - 4, y(1 + threshold) - 4,
+           "grey band: noise threshold " + percent(-threshold) + " .. " + percent(threshold),
            "class=\"note\" text-anchor=\"end\"");
-  svg.line(left, y(0), right, y(0), "#555", "stroke-dasharray=\"4 3\"");
-  svg.y_axis(y, left, "change vs BEST (%), below 0 = faster", percent_tick);
+  svg.line(left, y(1), right, y(1), "#555", "stroke-dasharray=\"4 3\"");
+  svg.y_axis(y, left, "change vs BEST (log scale), below 0 = faster", ratio_tick);
   for (size_t i = 0; i < shown.size(); ++i) {
     const Attempt &a = *shown[i];
     double x0 = left + band * static_cast<double>(i);
     double centre = x0 + band / 2;
     std::string colour = verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict);
     if (a.kind == "baseline") {
-      svg.rect(centre - 6, y(0) - 6, 12, 12, colour,
+      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
                "baseline " + a.candidate + (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us"
                                                          : std::string()),
-               "transform=\"rotate(45 " + num(centre, 6) + " " + num(y(0), 6) + ")\"");
+               "transform=\"rotate(45 " + num(centre, 6) + " " + num(y(1), 6) + ")\"");
+    }
+    if (a.kind == "attempt" && a.classes.empty()) { // failed or incorrect: no times compared
+      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
+               a.candidate + " (" + a.verdict + "): no class compared -- " + a.hypothesis);
     }
     for (const ClassChange &c : a.classes) {
       size_t k = static_cast<size_t>(
           std::find(classes.begin(), classes.end(), c.config_class) - classes.begin());
       double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
       if (c.interval) {
-        svg.line(x, y(100 * c.interval->first), x, y(100 * c.interval->second), colour,
+        svg.line(x, y(1 + c.interval->first), x, y(1 + c.interval->second), colour,
                  "stroke-width=\"2\"");
       }
-      svg.circle(x, y(100 * c.change), 4.5, colour,
+      svg.circle(x, y(1 + c.change), 4.5, colour,
                  a.candidate + " (" + a.verdict + ") class " + c.config_class + ": " +
                      percent(c.change) + interval_text(c.interval) + " -- " + a.hypothesis);
     }
@@ -153,10 +155,12 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
           {"regression", verdict_colour("regression")},
           {"tie", verdict_colour("tie")},
           {"split", verdict_colour("split")},
-          {"failed / incorrect", verdict_colour("failed")},
+          {"failed", verdict_colour("failed")},
+          {"incorrect", verdict_colour("incorrect")},
           {"baseline", verdict_colour("baseline")}});
-  svg.text(right, 22, "dots left to right per attempt: " + util::join(classes, ", "),
-           "class=\"legend\" text-anchor=\"end\"");
+  svg.text(left, 44, "one dot per config class, left to right in each attempt: " +
+                         util::join(classes, ", ") + "; bars: the confidence interval",
+           "class=\"legend\"");
 
   std::string table = "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
                       "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
@@ -245,16 +249,15 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
     lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
     hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
   }
-  double pad = (hi - lo) * 0.08;
-  const double left = 170, right = kWidth - 260, top = 40, row_h = 34;
+  const double left = 170, right = kWidth - 300, top = 40, row_h = 34;
   double bottom = top + row_h * static_cast<double>(rows.size());
-  Scale x(100 * (lo - pad), 100 * (hi + pad), left, right);
+  Scale x(ratio_lo(lo), ratio_hi(hi), left, right, true);
   Svg svg(kWidth, static_cast<int>(bottom) + 60, "the latest decision per class");
-  svg.box(x(-100 * d.threshold), top - 10, x(100 * d.threshold) - x(-100 * d.threshold),
-          bottom - top + 10, "#e8e8e8");
-  svg.text(x(100 * d.threshold) + 4, top - 14,
-           "noise threshold +-" + num(100 * d.threshold, 3) + "%", "class=\"note\"");
-  svg.line(x(0), top - 10, x(0), bottom, "#555", "stroke-dasharray=\"4 3\"");
+  svg.box(x(1 - d.threshold), top - 10, x(1 + d.threshold) - x(1 - d.threshold),
+          bottom - top + 10, "#e0e0e0");
+  svg.text(x(1 + d.threshold) + 4, top - 14,
+           "grey band: noise threshold +-" + percent(d.threshold).substr(1), "class=\"note\"");
+  svg.line(x(1), top - 10, x(1), bottom, "#555", "stroke-dasharray=\"4 3\"");
   for (size_t i = 0; i < rows.size(); ++i) {
     const ClassChange &c = rows[i];
     double yy = top + row_h * (static_cast<double>(i) + 0.5);
@@ -266,19 +269,19 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
     svg.text(left - 12, yy + 4, overall ? "all configs" : c.config_class,
              "class=\"label\" text-anchor=\"end\"");
     if (c.interval) {
-      double a = x(100 * c.interval->first);
-      double b = x(100 * c.interval->second);
+      double a = x(1 + c.interval->first);
+      double b = x(1 + c.interval->second);
       svg.line(a, yy, b, yy, colour, "stroke-width=\"3\"");
       svg.line(a, yy - 6, a, yy + 6, colour, "stroke-width=\"2\"");
       svg.line(b, yy - 6, b, yy + 6, colour, "stroke-width=\"2\"");
     }
-    svg.circle(x(100 * c.change), yy, 6, colour,
+    svg.circle(x(1 + c.change), yy, 6, colour,
                c.config_class + ": " + percent(c.change) + interval_text(c.interval) + " " +
                    c.state);
     svg.text(right + 16, yy + 4, percent(c.change) + interval_text(c.interval) + "  " + c.state,
              "class=\"label\" fill=\"" + colour + "\"");
   }
-  svg.x_axis(x, bottom + 4, "change vs BEST (%), below 0 = faster", percent_tick);
+  svg.x_axis(x, bottom + 4, "change vs BEST (log scale), below 0 = faster", ratio_tick);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
   std::string title = "The latest decision: candidate " + d.candidate + " vs BEST " + d.best +

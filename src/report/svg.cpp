@@ -38,8 +38,21 @@ std::string num(double value, int digits) {
     return "0";
   }
   char text[48];
-  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  if (std::abs(value) >= std::pow(10, digits) && std::abs(value) < 1e15) {
+    std::snprintf(text, sizeof text, "%.0f", value); // 31000, not 3.1e+04
+  } else {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+  }
   return text;
+}
+
+std::string percent(double change) {
+  double p = 100 * change;
+  char text[48];
+  int decimals = std::abs(p) >= 10 ? 0 : std::abs(p) >= 1 ? 1 : 2;
+  std::snprintf(text, sizeof text, "%+.*f%%", decimals, p);
+  std::string out = text;
+  return out == "+0%" || out == "-0.00%" || out == "+0.00%" ? "0%" : out;
 }
 
 Scale::Scale(double lo, double hi, double from, double to, bool log)
@@ -64,9 +77,11 @@ double Scale::operator()(double value) const {
 
 std::vector<double> Scale::ticks(int count) const {
   std::vector<double> out;
-  if (log_) {
+  if (log_ && hi_ / lo_ >= 4) {
+    // Exponents on multiples of the step, so that 1 (2^0) is a tick whenever it is in range.
     double step = std::max(1.0, std::ceil(std::log2(hi_ / lo_) / count));
-    for (double e = std::ceil(std::log2(lo_)); e <= std::floor(std::log2(hi_)) + 1e-9; e += step) {
+    for (double e = std::ceil(std::log2(lo_) / step - 1e-9) * step;
+         e <= std::floor(std::log2(hi_)) + 1e-9; e += step) {
       out.push_back(std::exp2(e));
     }
     return out;
@@ -175,8 +190,8 @@ void Svg::y_axis(const Scale &scale, double x, std::string_view label,
     text(x - 8, y + 4, format ? format(t) : num(t), "class=\"tick\" text-anchor=\"end\"");
   }
   double middle = (bottom + top) / 2;
-  text(x - 52, middle, label,
-       "class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 " + num(x - 52, 6) + " " +
+  text(x - 66, middle, label,
+       "class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 " + num(x - 66, 6) + " " +
            num(middle, 6) + ")\"");
 }
 

@@ -9,8 +9,12 @@ namespace kopt::report {
 /// Escapes `&`, `<`, `>` and quotes for HTML text and attribute values.
 std::string escape(std::string_view text);
 
-/// Formats a number with at most `digits` significant digits and no trailing zeros.
+/// Formats a number with at most `digits` significant digits and no trailing zeros, without an
+/// exponent up to 1e15 (31000, not 3.1e+04).
 std::string num(double value, int digits = 4);
+
+/// Formats a change (0.05) as a signed percentage: +5%, -0.25%, +3100%.
+std::string percent(double change);
 
 /// Maps data values onto pixels along one axis, linearly or on a log scale.
 class Scale {
@@ -25,7 +29,8 @@ public:
   double hi() const { return hi_; }
   bool log() const { return log_; }
 
-  /// About `count` round tick values inside the range (powers of 2 on a log scale).
+  /// About `count` round tick values inside the range (powers of 2 on a log scale that spans
+  /// at least 4x, else round values as on a linear one).
   std::vector<double> ticks(int count = 5) const;
 
 private:

@@ -67,4 +67,10 @@ head -1 "$WORK/out" | grep -q "^id  *base  *hash  *built  *measured  *verdict  *
   { cat "$WORK/out"; fail "ls header"; }
 run 0 "$KOPT" log "${fam[@]}" --json
 json 'assert d == [], d' "log --json"
+
+echo "--- with --json every error is a JSON object on stdout too"
+run 2 "$KOPT" status --spec "$spec" --state-dir "$WORK/stat" --json
+json 'assert "no such folder" in d["error"], d' "an error under --json"
+run 2 "$KOPT" tune "${fam[@]}" --chunck 4 --json
+json 'assert d["error"].startswith("tune: unknown option"), d' "a usage error under --json"
 echo "ok"

@@ -22,7 +22,7 @@ TERM=xterm script -q -e -c "'$KOPT' tune ${fam[*]} --kernels gemm_16x64x64,gemm_
   --repeat 2 --warmup 0" "$WORK/tty.log" >/dev/null || { cat "$WORK/tty.log"; fail "tune on a tty"; }
 python3 - "$WORK/tty.log" "$configs" <<'PY' || { cat -v "$WORK/tty.log"; fail "the status line"; }
 import re, sys
-text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+text = open(sys.argv[1], encoding="utf-8", errors="replace", newline="").read()
 rows = 2 * int(sys.argv[2])
 # Each update goes back to the line's start and erases what is left of the older one.
 updates = re.findall(r"\r\[(\d+)/(\d+)\] elapsed \d+:\d\d[^\r\n\x1b]*\x1b\[K", text)
@@ -43,7 +43,7 @@ echo "--- piped: plain lines, no control characters"
   { cat "$WORK/piped.log"; fail "tune piped"; }
 python3 - "$WORK/piped.log" "$configs" <<'PY' || { cat -v "$WORK/piped.log"; fail "piped output"; }
 import re, sys
-text = open(sys.argv[1]).read()
+text = open(sys.argv[1], newline="").read()
 bad = [c for c in text if ord(c) < 32 and c != "\n" or ord(c) == 127]
 assert not bad, "control characters: " + repr(sorted(set(bad)))
 n = int(sys.argv[2])

@@ -16,7 +16,7 @@ python3 - "$family_src/family.json" <<'PY'
 import json, sys
 spec = json.load(open(sys.argv[1]))
 spec["compile_budget_s"] = 90
-spec["bench"]["rounds"] = 3
+spec["bench"]["rounds"] = 2
 json.dump(spec, open(sys.argv[1], "w"), indent=2)
 PY
 b=$WORK/b
@@ -58,19 +58,20 @@ assert all(a["classes"] for a in log[1:] if a["verdict"] != "incorrect"), log
 PY
 
 echo "--- a tune of every kernel, and a heuristic fit on it"
-"$KOPT" tune "${fam[@]}" --repeat 2 --warmup 0 --chunk 13 --quiet >"$WORK/tune.log" 2>&1 ||
+"$KOPT" tune "${fam[@]}" --repeat 1 --warmup 0 --chunk 13 --quiet \
+  --kernels gemm_16x16x16,gemm_16x64x32,gemm_16x64x64,gemm_32x32x32,gemm_32x64x32,gemm_64x64x32 >"$WORK/tune.log" 2>&1 ||
   { cat "$WORK/tune.log"; fail "tune"; }
 "$KOPT" heuristic fit --results "$state/tune/00/full.csv" --out "$WORK/heuristic.json" --max-arms 3 \
   --spec "$family_src/family.json" >"$WORK/fit.log" || { cat "$WORK/fit.log"; fail "fit"; }
 
-echo "--- the build report: a new candidate 04, then all five from clean (hits and misses)"
+echo "--- the build report: a new candidate 04, then 00, 01 and 04 from clean (hits and misses)"
 mkdir -p "$family_src/candidates/04"
 echo '{"id": "04", "base": "01", "hypothesis": "01 with a comment: new content, the same code", "target": "global"}' \
   >"$family_src/candidates/04/candidate.json"
-{ cat "$family_src/candidates/01/gemm_kernel.hpp"; echo "// 04"; } >"$family_src/candidates/04/gemm_kernel.hpp"
+{ cat "$family_src/candidates/01/gemm_kernel.hpp"; echo "inline constexpr int kopt_candidate_04 = 4; // new code: its TUs miss the cache"; } >"$family_src/candidates/04/gemm_kernel.hpp"
 cmake -S "$family_src" -B "$b" >"$WORK/configure2.log" || { cat "$WORK/configure2.log"; fail "reconfigure"; }
 cmake --build "$b" --target clean >/dev/null || fail "clean"
-cmake --build "$b" --target candidate_00 candidate_01 candidate_02 candidate_03 candidate_04 \
+cmake --build "$b" --target candidate_00 candidate_01 candidate_04 \
   >"$WORK/build2.log" 2>&1 || { cat "$WORK/build2.log"; fail "rebuild"; }
 "$KOPT" build-report "$b" --json >"$WORK/build-report.json" || fail "build-report"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['hits'] > 0 and d['misses'] > 0, d" \
@@ -122,13 +123,13 @@ class Marks(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "figure": self.figure = None
 p = Marks(); p.feed(open(sys.argv[1]).read())
-want = {"history": 4, "best": 2, "decision": 2, "heatmap": 10 * configs, "regions": configs, "waterfall": 10}
+want = {"history": 4, "best": 2, "decision": 2, "heatmap": 6 * configs, "regions": configs, "waterfall": 10}
 for figure, least in want.items():
     assert p.marks.get(figure, 0) >= least, (figure, p.marks.get(figure), least)
     assert p.texts.get(figure, 0) >= 5, (figure, "axis labels and ticks", p.texts.get(figure))
 print("marks per figure:", p.marks)
 PY
-browse --hide-scrollbars --window-size=1100,5200 --screenshot="$WORK/report.png" >/dev/null ||
+browse --hide-scrollbars --window-size=1100,4400 --screenshot="$WORK/report.png" >/dev/null ||
   { tail -20 "$WORK/chromium.log"; fail "chromium --screenshot"; }
 [ "$(stat -c %s "$WORK/report.png")" -gt 50000 ] || fail "the screenshot is (nearly) empty"
 if [ -n "${KOPT_REPORT_SHOT:-}" ]; then cp "$WORK/report.png" "$KOPT_REPORT_SHOT"; cp "$page" "${KOPT_REPORT_SHOT%.png}.html"; fi

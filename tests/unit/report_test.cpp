@@ -71,7 +71,7 @@ TEST_CASE("the history figure draws one mark per class and attempt, and the base
   CHECK(figure->marks == 3);
   CHECK(figure->html.find("data-figure=\"history\"") != std::string::npos);
   CHECK(figure->html.find("wider tiles") != std::string::npos);
-  CHECK(figure->html.find("noise threshold +1%") != std::string::npos);
+  CHECK(figure->html.find("grey band: noise threshold -1.0% .. +1.0%") != std::string::npos);
   CHECK_FALSE(report::history_figure({}, 0.01));
 }
 
@@ -88,15 +88,15 @@ TEST_CASE("the decision figure draws each class and the overall row with the thr
   REQUIRE(figure);
   CHECK(figure->marks == 3);
   CHECK(figure->title == "The latest decision: candidate 03 vs BEST 01: regression");
-  CHECK(figure->html.find("noise threshold +-2%") != std::string::npos);
-  CHECK(figure->html.find("+5% [+3%, +7%]  worse") != std::string::npos);
+  CHECK(figure->html.find("grey band: noise threshold +-2.0%") != std::string::npos);
+  CHECK(figure->html.find("+5.0% [+3.0%, +7.0%]  worse") != std::string::npos);
 }
 
 TEST_CASE("the heatmap has a cell per usable kernel and shape; the tuned one is outlined") {
   auto figure = report::heatmap_figure(table());
   REQUIRE(figure);
   CHECK(figure->marks == 3); // k2 on the first shape failed the golden: a grey box, no mark
-  CHECK(figure->html.find("M=512,N=64,K=64, k1: 30 us, 1.5x the shape's fastest") !=
+  CHECK(figure->html.find("M=512,N=64,K=64, k1: 30 us, 1.5x the shape&#39;s fastest") !=
         std::string::npos);
   CHECK(figure->html.find("(tuned choice)") != std::string::npos);
 }
@@ -145,7 +145,13 @@ TEST_CASE("a state folder with nothing yet gives a page that says what is missin
   CHECK(page.html.find("<script") == std::string::npos);
 }
 
-TEST_CASE("svg helpers: escaping, scales, ticks") {
+TEST_CASE("svg helpers: escaping, numbers, scales, ticks") {
+  CHECK(report::num(31000.4) == "31000");
+  CHECK(report::num(1.23456) == "1.235");
+  CHECK(report::percent(0.05) == "+5.0%");
+  CHECK(report::percent(30.5) == "+3050%");
+  CHECK(report::percent(-0.0012) == "-0.12%");
+  CHECK(report::percent(0) == "0%");
   CHECK(report::escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
   report::Scale linear(0, 10, 100, 200);
   CHECK(linear(5) == 150);
@@ -153,6 +159,8 @@ TEST_CASE("svg helpers: escaping, scales, ticks") {
   report::Scale log(16, 1024, 0, 600, true);
   CHECK(log(128) == doctest::Approx(300));
   CHECK(log.ticks(6) == std::vector<double>{16, 32, 64, 128, 256, 512, 1024});
+  report::Scale narrow(0.98, 1.03, 0, 100, true); // under 4x: round values, not powers of 2
+  CHECK(narrow.ticks(5) == std::vector<double>{0.98, 1, 1.02});
 }
 
 TEST_SUITE_END();
