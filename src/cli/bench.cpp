@@ -126,11 +126,11 @@ Handler setup_bench(CLI::App &app) {
     std::string identical = loaded.identical_to(id, best);
     if (!identical.empty() && !options->build_only) {
       std::string hash = loaded.candidates.content_hash(loaded.family, id);
-      print_result(context,
-                   {{"candidate", id}, {"status", "identical"}, {"identical_to", identical},
-                    {"hash", hash}},
-                   "candidate " + id + " is identical to " + identical + " (hash " + hash +
-                       "): nothing to measure");
+      print_result(
+          context,
+          {{"candidate", id}, {"status", "identical"}, {"identical_to", identical}, {"hash", hash}},
+          "candidate " + id + " is identical to " + identical + " (hash " + hash +
+              "): nothing to measure");
       return 0;
     }
     const std::string &p = options->prefix;
@@ -141,10 +141,10 @@ Handler setup_bench(CLI::App &app) {
           build_targets(options->build_dir, targets, context.err) != 0) {
         return 1;
       }
-      print_result(context,
-                   {{"candidate", id}, {"status", "built"}, {"baseline", baseline},
-                    {"best", best.id}},
-                   "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
+      print_result(
+          context,
+          {{"candidate", id}, {"status", "built"}, {"baseline", baseline}, {"best", best.id}},
+          "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
       return 0;
     }
     // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
@@ -152,7 +152,8 @@ Handler setup_bench(CLI::App &app) {
     if (options->golden_only &&
         profile::golden_is_current(loaded.family, loaded.layout, baseline_hash)) {
       print_result(context,
-                   {{"candidate", baseline}, {"status", "up to date"},
+                   {{"candidate", baseline},
+                    {"status", "up to date"},
                     {"golden", loaded.layout.golden().string()}},
                    "golden up to date (from candidate " + baseline + ")");
       return 0;
@@ -170,8 +171,10 @@ Handler setup_bench(CLI::App &app) {
                                                 baseline_hash, runner, *setup);
     if (options->golden_only) {
       print_result(context,
-                   {{"candidate", baseline}, {"status", "written"},
-                    {"golden", loaded.layout.golden().string()}, {"message", golden}},
+                   {{"candidate", baseline},
+                    {"status", "written"},
+                    {"golden", loaded.layout.golden().string()},
+                    {"message", golden}},
                    golden);
       return 0;
     }

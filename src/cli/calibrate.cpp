@@ -45,8 +45,8 @@ Handler setup_calibrate(CLI::App &app) {
                         " rounds",
                     2 * static_cast<size_t>(rounds));
     // The same binary on both sides: an A/A whose intervals are the machine's resolution.
-    profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
-                                                         best.id, rounds, runner, *setup, *progress);
+    profile::SideBySide side = profile::run_side_by_side(
+        loaded.family, loaded.layout, best.id, best.id, rounds, runner, *setup, *progress);
     progress->end();
     decide::Request request;
     request.best_hash = best.hash;

@@ -93,8 +93,8 @@ int usage_error(CLI::App &app, const CLI::ParseError &e, int argc, char **argv) 
   std::string message = e.what();
   if (!unknown.empty()) {
     std::string hint = util::nearest(unknown, known);
-    message = "unknown option '" + unknown + "'" +
-              (hint.empty() ? "" : ", did you mean '" + hint + "'?");
+    message =
+        "unknown option '" + unknown + "'" + (hint.empty() ? "" : ", did you mean '" + hint + "'?");
   }
   if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
     std::cout << nlohmann::json{{"error", where + message}}.dump(2) << "\n";

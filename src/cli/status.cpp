@@ -23,7 +23,8 @@ Handler setup_status(CLI::App &app) {
     std::optional<ledger::State> state = ledger::read_state(files);
     if (!state) {
       // Not a failure of kopt's, but no state to show: exit 1, so a script does not read on.
-      std::string error = "no ledger yet (" + files.state().string() + "): record the baseline first";
+      std::string error =
+          "no ledger yet (" + files.state().string() + "): record the baseline first";
       if (context.json) {
         context.out << nlohmann::json{{"family", family.name},
                                       {"ledger", files.dir.string()},

@@ -69,6 +69,7 @@ struct AnalyzeRequest {
 std::optional<Analysis> analyze(const spec::Family &family, const spec::Layout &layout,
                                 const AnalyzeRequest &request, util::ProcessRunner &runner,
                                 const std::function<std::optional<RunSetup>()> &find_device,
-                                std::ostream &err, util::Progress &progress = util::Progress::none());
+                                std::ostream &err,
+                                util::Progress &progress = util::Progress::none());
 
 } // namespace kopt::profile

@@ -44,7 +44,8 @@ std::string verdict_colour(const std::string &verdict) {
 }
 
 // A legend row of coloured squares and names, from x at row y.
-void legend(Svg &svg, double x, double y, const std::vector<std::pair<std::string, std::string>> &items) {
+void legend(Svg &svg, double x, double y,
+            const std::vector<std::pair<std::string, std::string>> &items) {
   for (const auto &[name, colour] : items) {
     svg.box(x, y - 10, 12, 12, colour);
     svg.text(x + 16, y, name, "class=\"legend\"");
@@ -121,8 +122,8 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
     std::string colour = verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict);
     if (a.kind == "baseline") {
       svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
-               "baseline " + a.candidate + (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us"
-                                                         : std::string()),
+               "baseline " + a.candidate +
+                   (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us" : std::string()),
                "transform=\"rotate(45 " + num(centre, 6) + " " + num(y(1), 6) + ")\"");
     }
     if (a.kind == "attempt" && a.classes.empty()) { // failed or incorrect: no times compared
@@ -130,8 +131,8 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
                a.candidate + " (" + a.verdict + "): no class compared -- " + a.hypothesis);
     }
     for (const ClassChange &c : a.classes) {
-      size_t k = static_cast<size_t>(
-          std::find(classes.begin(), classes.end(), c.config_class) - classes.begin());
+      size_t k = static_cast<size_t>(std::find(classes.begin(), classes.end(), c.config_class) -
+                                     classes.begin());
       double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
       if (c.interval) {
         svg.line(x, y(1 + c.interval->first), x, y(1 + c.interval->second), colour,
@@ -158,21 +159,24 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
           {"failed", verdict_colour("failed")},
           {"incorrect", verdict_colour("incorrect")},
           {"baseline", verdict_colour("baseline")}});
-  svg.text(left, 44, "one dot per config class, left to right in each attempt: " +
-                         util::join(classes, ", ") + "; bars: the confidence interval",
+  svg.text(left, 44,
+           "one dot per config class, left to right in each attempt: " + util::join(classes, ", ") +
+               "; bars: the confidence interval",
            "class=\"legend\"");
 
-  std::string table = "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
-                      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
+  std::string table =
+      "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
+      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
   for (size_t i = 0; i < shown.size(); ++i) {
     const Attempt &a = *shown[i];
-    table += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
-             escape(a.candidate) + "</td><td>" + escape(a.best) + "</td><td style=\"color:" +
-             verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) + "\">" +
-             escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
-             (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
-                               : "") +
-             "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
+    table +=
+        "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
+        escape(a.candidate) + "</td><td>" + escape(a.best) +
+        "</td><td style=\"color:" + verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) +
+        "\">" + escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
+        (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
+                          : "") +
+        "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
   }
   table += "</table>\n";
   std::string svg_text = svg.str();
@@ -253,8 +257,8 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
   double bottom = top + row_h * static_cast<double>(rows.size());
   Scale x(ratio_lo(lo), ratio_hi(hi), left, right, true);
   Svg svg(kWidth, static_cast<int>(bottom) + 60, "the latest decision per class");
-  svg.box(x(1 - d.threshold), top - 10, x(1 + d.threshold) - x(1 - d.threshold),
-          bottom - top + 10, "#e0e0e0");
+  svg.box(x(1 - d.threshold), top - 10, x(1 + d.threshold) - x(1 - d.threshold), bottom - top + 10,
+          "#e0e0e0");
   svg.text(x(1 + d.threshold) + 4, top - 14,
            "grey band: noise threshold +-" + percent(d.threshold).substr(1), "class=\"note\"");
   svg.line(x(1), top - 10, x(1), bottom, "#555", "stroke-dasharray=\"4 3\"");
@@ -284,8 +288,8 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
   svg.x_axis(x, bottom + 4, "change vs BEST (log scale), below 0 = faster", ratio_tick);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
-  std::string title = "The latest decision: candidate " + d.candidate + " vs BEST " + d.best +
-                      ": " + d.verdict;
+  std::string title =
+      "The latest decision: candidate " + d.candidate + " vs BEST " + d.best + ": " + d.verdict;
   return Figure{"decision", title,
                 figure_html("decision", title, svg_text,
                             "Per config class, the change of the geomean time with its " +
@@ -440,8 +444,8 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
     }
   }
   auto colour_of = [&](const std::string &k) {
-    return category_colour(static_cast<size_t>(
-        std::find(kernels.begin(), kernels.end(), k) - kernels.begin()));
+    return category_colour(
+        static_cast<size_t>(std::find(kernels.begin(), kernels.end(), k) - kernels.begin()));
   };
   auto pick = [&](std::vector<int64_t> dims) {
     std::string k = heuristic::evaluate(rules, results.columns, dims);
@@ -454,8 +458,8 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
   double cw = (right - left) / columns, ch = (bottom - top) / rows_n;
   std::set<std::string> picked;
   for (int r = 0; r < rows_n; ++r) {
-    double target = std::exp(std::log(y.lo()) + (std::log(y.hi()) - std::log(y.lo())) *
-                                                    (rows_n - r - 0.5) / rows_n);
+    double target = std::exp(std::log(y.lo()) +
+                             (std::log(y.hi()) - std::log(y.lo())) * (rows_n - r - 0.5) / rows_n);
     const std::vector<int64_t> *nearest = &groups.front();
     for (const auto &g : groups) {
       if (std::abs(std::log(rest_product(g, m) / target)) <
@@ -464,8 +468,8 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
       }
     }
     for (int c = 0; c < columns; ++c) {
-      double mv = std::exp(std::log(x.lo()) + (std::log(x.hi()) - std::log(x.lo())) * (c + 0.5) /
-                                                  columns);
+      double mv =
+          std::exp(std::log(x.lo()) + (std::log(x.hi()) - std::log(x.lo())) * (c + 0.5) / columns);
       std::vector<int64_t> dims = *nearest;
       dims[static_cast<size_t>(m)] = std::max<int64_t>(1, std::llround(mv));
       std::string k = pick(dims);
@@ -522,17 +526,18 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text) - 1; // the legend's ring
   const heuristic::Score &t = evaluation.total;
-  std::string caption =
-      "Rules from " + escape(rules_source) + " (default " + escape(default_kernel) + ") on " +
-      escape(results.source) + ": " + std::to_string(t.matched) + " of " +
-      std::to_string(t.shapes) + " shapes pick the tuned kernel, " +
-      std::to_string(t.misses.size()) + " misses (geomean " + num(t.geomean(), 4) + "x, worst " +
-      num(t.worst, 4) + "x vs tuned). The background is the rules' pick at that " +
-      escape(results.columns[static_cast<size_t>(m)]) + ", for the table's " + escape(rest_name) +
-      " nearest that row.";
+  std::string caption = "Rules from " + escape(rules_source) + " (default " +
+                        escape(default_kernel) + ") on " + escape(results.source) + ": " +
+                        std::to_string(t.matched) + " of " + std::to_string(t.shapes) +
+                        " shapes pick the tuned kernel, " + std::to_string(t.misses.size()) +
+                        " misses (geomean " + num(t.geomean(), 4) + "x, worst " + num(t.worst, 4) +
+                        "x vs tuned). The background is the rules' pick at that " +
+                        escape(results.columns[static_cast<size_t>(m)]) + ", for the table's " +
+                        escape(rest_name) + " nearest that row.";
   return Figure{"regions", "Heuristic regions",
-                figure_html("regions", "The heuristic's regions, the tuned kernel per shape, misses",
-                            svg_text, caption, marks),
+                figure_html("regions",
+                            "The heuristic's regions, the tuned kernel per shape, misses", svg_text,
+                            caption, marks),
                 marks};
 }
 

@@ -152,8 +152,8 @@ std::vector<Attempt> read_attempts(const fs::path &file) {
     }
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      throw Error(file.string() + ":" + std::to_string(line) + ": expected one JSON object per line, got '" +
-                  util::excerpt(text, 40) + "'");
+      throw Error(file.string() + ":" + std::to_string(line) +
+                  ": expected one JSON object per line, got '" + util::excerpt(text, 40) + "'");
     }
     attempts.push_back(attempt_from_json(j, line));
   }
@@ -238,22 +238,22 @@ nlohmann::json to_json(const std::vector<Attempt> &attempts) {
                          {"interval", interval_json(c.interval)},
                          {"state", c.state}});
     }
-    out.push_back({{"line", a.line},
-                   {"kind", a.kind},
-                   {"date", a.date},
-                   {"candidate", a.candidate},
-                   {"hash", a.hash},
-                   {"best", a.best},
-                   {"target", a.target},
-                   {"hypothesis", a.hypothesis},
-                   {"verdict", a.verdict},
-                   {"overall_change", a.overall_change ? nlohmann::json(*a.overall_change)
-                                                       : nlohmann::json(nullptr)},
-                   {"overall_interval", interval_json(a.overall_interval)},
-                   {"geomean_us",
-                    a.geomean_us ? nlohmann::json(*a.geomean_us) : nlohmann::json(nullptr)},
-                   {"event", a.event},
-                   {"classes", classes}});
+    out.push_back(
+        {{"line", a.line},
+         {"kind", a.kind},
+         {"date", a.date},
+         {"candidate", a.candidate},
+         {"hash", a.hash},
+         {"best", a.best},
+         {"target", a.target},
+         {"hypothesis", a.hypothesis},
+         {"verdict", a.verdict},
+         {"overall_change",
+          a.overall_change ? nlohmann::json(*a.overall_change) : nlohmann::json(nullptr)},
+         {"overall_interval", interval_json(a.overall_interval)},
+         {"geomean_us", a.geomean_us ? nlohmann::json(*a.geomean_us) : nlohmann::json(nullptr)},
+         {"event", a.event},
+         {"classes", classes}});
   }
   return out;
 }

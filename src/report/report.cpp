@@ -21,8 +21,7 @@ namespace {
 
 // The latest attempt's decision: its decision.json when that is still of the attempt's content,
 // else what attempts.jsonl recorded of it.
-std::optional<DecisionView> latest_decision(const spec::Family &family,
-                                            const spec::Layout &layout,
+std::optional<DecisionView> latest_decision(const spec::Family &family, const spec::Layout &layout,
                                             const std::vector<Attempt> &attempts) {
   auto last = std::find_if(attempts.rbegin(), attempts.rend(),
                            [](const Attempt &a) { return a.kind == "attempt"; });
@@ -48,10 +47,10 @@ std::optional<DecisionView> latest_decision(const spec::Family &family,
       view.confidence = d.options.confidence;
       if (d.overall) {
         const decide::ClassRow &o = *d.overall;
-        view.overall = ClassChange{
-            "overall", o.change,
-            o.has_interval ? std::optional(std::make_pair(o.low, o.high)) : std::nullopt,
-            decide::to_string(o.state)};
+        view.overall = ClassChange{"overall", o.change,
+                                   o.has_interval ? std::optional(std::make_pair(o.low, o.high))
+                                                  : std::nullopt,
+                                   decide::to_string(o.state)};
       }
     }
   }
@@ -129,13 +128,14 @@ void tuning_figures(Page &page, const spec::Family &family, const spec::Layout &
 void compile_figure(Page &page, const spec::Family &family, const ReportOptions &options) {
   fs::path log_file = options.build_dir / ".ninja_log";
   if (options.build_dir.empty() || !fs::exists(log_file)) {
-    page.not_shown.push_back(
-        options.build_dir.empty()
-            ? "the compile waterfall: no --build-dir"
-            : "the compile waterfall: no " + log_file.string() + " (build with Ninja)");
+    page.not_shown.push_back(options.build_dir.empty()
+                                 ? "the compile waterfall: no --build-dir"
+                                 : "the compile waterfall: no " + log_file.string() +
+                                       " (build with Ninja)");
     return;
   }
-  buildinfo::NinjaLog log = buildinfo::parse_ninja_log(util::read_file(log_file), log_file.string());
+  buildinfo::NinjaLog log =
+      buildinfo::parse_ninja_log(util::read_file(log_file), log_file.string());
   buildinfo::BuildReport report =
       buildinfo::read_build_report(options.build_dir, 1, buildinfo::Run::newest_compile);
   add(page,

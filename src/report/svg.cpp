@@ -69,9 +69,9 @@ Scale::Scale(double lo, double hi, double from, double to, bool log)
 }
 
 double Scale::operator()(double value) const {
-  double t = log_ ? (std::log(std::max(value, 1e-12)) - std::log(lo_)) /
-                        (std::log(hi_) - std::log(lo_))
-                  : (value - lo_) / (hi_ - lo_);
+  double t =
+      log_ ? (std::log(std::max(value, 1e-12)) - std::log(lo_)) / (std::log(hi_) - std::log(lo_))
+           : (value - lo_) / (hi_ - lo_);
   return from_ + t * (to_ - from_);
 }
 
@@ -102,9 +102,9 @@ std::vector<double> Scale::ticks(int count) const {
 }
 
 std::string category_colour(size_t index) {
-  static const std::array<const char *, 12> palette = {
-      "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
-      "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#ad494a", "#637939"};
+  static const std::array<const char *, 12> palette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
+                                                       "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+                                                       "#7f7f7f", "#393b79", "#ad494a", "#637939"};
   return palette[index % palette.size()];
 }
 

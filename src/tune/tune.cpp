@@ -311,8 +311,8 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   std::set<std::pair<std::string, std::string>> done =
       keep_current_rows(configs.header, kernels, now, report);
   bool golden = fs::exists(layout.golden()) && fs::equivalent(configs_file, family.configs);
-  TuneRun run{family,  layout,  options,      runner, setup, log, progress,
-              configs, harness, dir / "work", now,    golden};
+  TuneRun run{family,   layout,  options, runner,       setup, log,
+              progress, configs, harness, dir / "work", now,   golden};
   fs::create_directories(run.work);
   try {
     run_kernels(run, kernels, done, std::max<size_t>(options.chunk, 1), report);

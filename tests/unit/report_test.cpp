@@ -58,8 +58,9 @@ TEST_CASE("read_attempts reads baselines, attempts and stops, and names a bad li
                        (bad.string() + ":4: expected one JSON object per line, got '{cut'").c_str(),
                        kopt::Error);
   std::string text = report::format_attempts(attempts);
-  CHECK(text.find("01  keep        vs BEST 00: overall -20.00% [-25.00%, -15.00%]  -- wider tiles") !=
-        std::string::npos);
+  CHECK(
+      text.find("01  keep        vs BEST 00: overall -20.00% [-25.00%, -15.00%]  -- wider tiles") !=
+      std::string::npos);
   CHECK(text.find("stopped: 5 consecutive measured regressions") != std::string::npos);
 }
 
@@ -109,8 +110,7 @@ TEST_CASE("the region map marks every shape and rings each miss") {
   REQUIRE(figure);
   CHECK(figure->marks == 3); // two shapes and one miss
   CHECK(figure->html.find("data-miss=\"1.5\"") != std::string::npos);
-  CHECK(figure->html.find("the heuristic picks k1, tuned is k2, 1.5x slower") !=
-        std::string::npos);
+  CHECK(figure->html.find("the heuristic picks k1, tuned is k2, 1.5x slower") != std::string::npos);
   CHECK(figure->html.find("N*K (log scale)") != std::string::npos);
 }
 
