@@ -74,7 +74,7 @@ cmake --build "$b" --target clean >/dev/null || fail "clean"
 cmake --build "$b" --target candidate_00 candidate_01 candidate_04 \
   >"$WORK/build2.log" 2>&1 || { cat "$WORK/build2.log"; fail "rebuild"; }
 "$KOPT" build-report "$b" --json >"$WORK/build-report.json" || fail "build-report"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['hits'] > 0 and d['misses'] > 0, d" \
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c = d['ccache']; assert c['hits'] > 0 and c['misses'] > 0, c" \
   "$WORK/build-report.json" || { head -c 600 "$WORK/build-report.json"; fail "hits and misses"; }
 
 echo "--- kopt report"
