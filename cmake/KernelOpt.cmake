@@ -3,6 +3,7 @@
 #
 #   candidate_<id>          the candidate's instances + harness executable
 #   candidate_<id>_bench    builds it, runs `kopt bench` -> <state>/results/<id>/measurement.json
+#   <name>_report           `kopt report` -> <state>/report.html (figures of what is there)
 #   ctest: candidate_<id>.correctness (LABELS correctness), candidate_<id>.keep (LABELS keep),
 #          with fixtures that build, make the golden and measure whatever a test needs.
 #
@@ -478,6 +479,12 @@ function(kopt_add_family name)
   set_tests_properties(${p}${name}.golden PROPERTIES
     FIXTURES_SETUP ${p}${name}.golden
     FIXTURES_REQUIRED ${p}${name}.${baseline}.built ${gpu_groups})
+  # One HTML page of the family's figures (loop history, decisions, tuning, heuristic, compile
+  # waterfall); it reads what is there and builds nothing.
+  add_custom_target(${p}${name}_report
+    COMMAND ${KOPT_EXECUTABLE} report ${state_args} --build-dir ${CMAKE_BINARY_DIR}
+            --out ${state}/report.html
+    USES_TERMINAL VERBATIM)
   # BEST changes as candidates are recorded, so it is found (and built) at test time; each
   # candidate's .bench measures it side by side with the candidate.
   add_test(NAME ${p}${name}.best.build

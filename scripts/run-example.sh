@@ -37,4 +37,7 @@ echo "== ctest -L keep (BEST $best passes; a candidate passes only if it beats B
 ctest --test-dir "$example" -L keep || true
 echo "== ledger"
 "$kopt" status "${family[@]}"
+"$kopt" log "${family[@]}"
 echo "performance.md: $state/ledger/performance.md"
+cmake --build "$example" --target host_gemm_report >/dev/null
+echo "report (open it in a browser): $state/report.html"

@@ -178,6 +178,22 @@ std::vector<LogEntry> latest_run(const NinjaLog &log) {
   return {log.entries.begin() + static_cast<std::ptrdiff_t>(begin), log.entries.end()};
 }
 
+std::vector<LogEntry> latest_compile_run(const NinjaLog &log) {
+  NinjaLog rest = log;
+  while (!rest.entries.empty()) {
+    std::vector<LogEntry> run = latest_run(rest);
+    bool compiled = std::any_of(run.begin(), run.end(), [](const LogEntry &e) {
+      std::string ext = fs::path(e.output).extension().string();
+      return ext == ".o" || ext == ".obj";
+    });
+    if (compiled) {
+      return run;
+    }
+    rest.entries.resize(rest.entries.size() - run.size());
+  }
+  return latest_run(log);
+}
+
 std::vector<LoggedCommand> group_commands(const std::vector<LogEntry> &run) {
   std::vector<LoggedCommand> commands;
   std::map<std::tuple<std::string, int64_t, int64_t>, size_t> index;
@@ -325,12 +341,15 @@ BuildReport make_report(const NinjaLog &log, int jobs,
   return report;
 }
 
-BuildReport read_build_report(const fs::path &build_dir, int jobs) {
+BuildReport read_build_report(const fs::path &build_dir, int jobs, Run run) {
   fs::path file = build_dir / ".ninja_log";
   if (!fs::is_regular_file(file)) {
     throw Error(file.string() + ": no ninja log: build the folder with the Ninja generator first");
   }
   NinjaLog log = parse_ninja_log(read_text(file), file.string());
+  if (run == Run::newest_compile) {
+    log.entries = latest_compile_run(log);
+  }
   return make_report(log, jobs, [&](const std::string &object) {
     fs::path path(object);
     fs::path stats = (path.is_absolute() ? path : build_dir / path);

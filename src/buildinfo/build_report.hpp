@@ -37,6 +37,11 @@ NinjaLog parse_ninja_log(const std::string &text, const std::string &file);
 /// repeats.
 std::vector<LogEntry> latest_run(const NinjaLog &log);
 
+/// Returns the entries of the newest run that compiled something (an object file among its
+/// outputs), or of the newest run when none did: a later run of only custom commands (a bench,
+/// a report) says nothing of the compile.
+std::vector<LogEntry> latest_compile_run(const NinjaLog &log);
+
 /// One command of a run: the lines of one edge share its command hash and times.
 struct LoggedCommand {
   std::vector<std::string> outputs;
@@ -98,9 +103,14 @@ struct BuildReport {
 BuildReport make_report(const NinjaLog &log, int jobs,
                         const std::function<CacheResult(const std::string &)> &cache_of);
 
+/// Which run of .ninja_log a report is of.
+enum class Run { newest, newest_compile };
+
 /// Reads `<build_dir>/.ninja_log` and the ccache stats logs (`<object>.kopt-ccache`) of its
-/// newest run and returns the report; throws Error when there is no log.
-BuildReport read_build_report(const std::filesystem::path &build_dir, int jobs);
+/// newest run (or newest run that compiled, latest_compile_run) and returns the report; throws
+/// Error when there is no log.
+BuildReport read_build_report(const std::filesystem::path &build_dir, int jobs,
+                              Run run = Run::newest);
 
 /// Returns the report as text: the run's totals, the `top` slowest TUs and each family.
 std::string format_report(const BuildReport &report, int top);

@@ -1,5 +1,6 @@
 #include "profile/analyze.hpp"
 #include "cli/family_options.hpp"
+#include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@ struct AnalyzeOptions {
   FamilyOptions family;
   std::string candidate;
   std::string ncu_output; ///< parse this saved ncu output instead of running ncu
+  bool quiet = false;
 };
 
 void print_analysis(const std::string &id, const profile::Analysis &a, std::ostream &out) {
@@ -36,6 +38,7 @@ Handler setup_analyze(CLI::App &app) {
       ->required();
   app.add_option("--ncu-output", options->ncu_output,
                  "parse this saved `ncu --csv --page details` output instead of running ncu");
+  add_quiet_option(app, options->quiet);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     profile::AnalyzeRequest request;
@@ -43,9 +46,11 @@ Handler setup_analyze(CLI::App &app) {
     request.expected_hash = loaded.candidates.content_hash(loaded.family, request.candidate);
     request.ncu_output = options->ncu_output;
     util::RealProcessRunner runner;
+    std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
     std::optional<profile::Analysis> analysis = profile::analyze(
         loaded.family, loaded.layout, request, runner,
-        [&] { return gpu_setup(loaded, options->family.gpu_wait_min, context.err); }, context.err);
+        [&] { return gpu_setup(loaded, options->family.gpu_wait_min, context.err); }, context.err,
+        *progress);
     if (!analysis) {
       return 1;
     }

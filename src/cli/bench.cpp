@@ -1,5 +1,6 @@
 #include "profile/bench.hpp"
 #include "cli/family_options.hpp"
+#include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
@@ -31,6 +32,7 @@ struct BenchOptions {
   bool golden_only = false;
   bool build_only = false;
   bool allow_failed = false;
+  bool quiet = false;
 };
 
 void add_bench_options(CLI::App &app, BenchOptions &options) {
@@ -57,6 +59,13 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
                "keep an existing measurement of the same sources (and BEST) newer than the binary");
   app.add_flag("--allow-failed", options.allow_failed,
                "exit 0 when the candidate's run failed (the measurement records why)");
+  add_quiet_option(app, options.quiet);
+}
+
+// A result without a measurement (identical, built, golden, reused): `j` under --json, else
+// `text` and a newline.
+void print_result(Context &context, const nlohmann::json &j, const std::string &text) {
+  context.out << (context.json ? j.dump(2) : text) << "\n";
 }
 
 // --reuse: returns true (saying so) when the existing measurement of `id` stands; otherwise
@@ -67,8 +76,9 @@ bool measurement_stands(const LoadedFamily &loaded, const std::string &id, const
                                                loaded.candidates.content_hash(loaded.family, id),
                                                best.id, best.hash, setup);
   if (why.empty()) {
-    context.out << "candidate " << id << ": measurement up to date ("
-                << loaded.layout.measurement(id).string() << ")\n";
+    std::string file = loaded.layout.measurement(id).string();
+    print_result(context, {{"candidate", id}, {"status", "up to date"}, {"measurement", file}},
+                 "candidate " + id + ": measurement up to date (" + file + ")");
     return true;
   }
   (context.json ? context.err : context.out)
@@ -115,8 +125,12 @@ Handler setup_bench(CLI::App &app) {
     const std::string &id = loaded.candidates.get(requested).id();
     std::string identical = loaded.identical_to(id, best);
     if (!identical.empty() && !options->build_only) {
-      context.out << "candidate " << id << " is identical to " << identical << " (hash "
-                  << loaded.candidates.content_hash(loaded.family, id) << "): nothing to measure\n";
+      std::string hash = loaded.candidates.content_hash(loaded.family, id);
+      print_result(
+          context,
+          {{"candidate", id}, {"status", "identical"}, {"identical_to", identical}, {"hash", hash}},
+          "candidate " + id + " is identical to " + identical + " (hash " + hash +
+              "): nothing to measure");
       return 0;
     }
     const std::string &p = options->prefix;
@@ -127,15 +141,21 @@ Handler setup_bench(CLI::App &app) {
           build_targets(options->build_dir, targets, context.err) != 0) {
         return 1;
       }
-      context.out << "built candidate " << id << ", the baseline " << baseline << " and BEST "
-                  << best.id << "\n";
+      print_result(
+          context,
+          {{"candidate", id}, {"status", "built"}, {"baseline", baseline}, {"best", best.id}},
+          "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
       return 0;
     }
     // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
     std::string baseline_hash = loaded.candidates.content_hash(loaded.family, baseline);
     if (options->golden_only &&
         profile::golden_is_current(loaded.family, loaded.layout, baseline_hash)) {
-      context.out << "golden up to date (from candidate " << baseline << ")\n";
+      print_result(context,
+                   {{"candidate", baseline},
+                    {"status", "up to date"},
+                    {"golden", loaded.layout.golden().string()}},
+                   "golden up to date (from candidate " + baseline + ")");
       return 0;
     }
     std::optional<profile::RunSetup> setup =
@@ -150,18 +170,24 @@ Handler setup_bench(CLI::App &app) {
     std::string golden = profile::ensure_golden(loaded.family, loaded.layout, baseline,
                                                 baseline_hash, runner, *setup);
     if (options->golden_only) {
-      context.out << golden << "\n";
+      print_result(context,
+                   {{"candidate", baseline},
+                    {"status", "written"},
+                    {"golden", loaded.layout.golden().string()},
+                    {"message", golden}},
+                   golden);
       return 0;
     }
     if (options->reuse && measurement_stands(loaded, id, best, *setup, context)) {
       return 0;
     }
     // A BEST not yet recorded may be recorded from these samples: one of its runs compares.
+    std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
     profile::BenchRun run = profile::bench_candidate(
         loaded.family, loaded.layout, id, best.id,
         options->rounds > 0 ? options->rounds : loaded.family.rounds,
         best.recorded ? profile::GoldenCheck::skip : profile::GoldenCheck::compare, runner, *setup,
-        context.json ? context.err : context.out);
+        *progress);
     if (context.json) {
       context.out << profile::to_json(run.candidate).dump(2) << "\n";
     } else {

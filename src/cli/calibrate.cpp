@@ -1,4 +1,5 @@
 #include "cli/family_options.hpp"
+#include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
 #include "util/file_lock.hpp"
@@ -15,6 +16,7 @@ namespace {
 struct CalibrateOptions {
   FamilyOptions family;
   int rounds = 0;
+  bool quiet = false;
 };
 
 } // namespace
@@ -25,6 +27,7 @@ Handler setup_calibrate(CLI::App &app) {
   app.add_option("--rounds", options->rounds,
                  "side-by-side rounds (default: family.json's bench.rounds, else 6)")
       ->check(CLI::Range(2, 1000));
+  add_quiet_option(app, options->quiet);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     ledger::Best best = loaded.best();
@@ -37,11 +40,14 @@ Handler setup_calibrate(CLI::App &app) {
     util::FileLock lock(loaded.layout.lock("results-" + best.id), &context.err);
     util::RealProcessRunner runner;
     int rounds = options->rounds > 0 ? options->rounds : loaded.family.rounds;
-    std::ostream &progress = context.json ? context.err : context.out;
-    progress << "BEST " << best.id << " side by side with itself: " << rounds << " rounds\n";
+    std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
+    progress->begin("BEST " + best.id + " side by side with itself: " + std::to_string(rounds) +
+                        " rounds",
+                    2 * static_cast<size_t>(rounds));
     // The same binary on both sides: an A/A whose intervals are the machine's resolution.
-    profile::SideBySide side = profile::run_side_by_side(loaded.family, loaded.layout, best.id,
-                                                         best.id, rounds, runner, *setup, progress);
+    profile::SideBySide side = profile::run_side_by_side(
+        loaded.family, loaded.layout, best.id, best.id, rounds, runner, *setup, *progress);
+    progress->end();
     decide::Request request;
     request.best_hash = best.hash;
     side.candidate.candidate = best.id + " (A/A)";

@@ -22,6 +22,96 @@ void add_ties_option(CLI::App &app, double &ties) {
       ->capture_default_str();
 }
 
+namespace {
+
+// `kopt capture merge ... --json`: a nested subcommand takes --json too, for the same flag.
+void add_json_to_nested(CLI::App &app, bool &json) {
+  for (CLI::App *nested : app.get_subcommands([](CLI::App *) { return true; })) {
+    if (nested->get_option_no_throw("--json") == nullptr) {
+      nested->add_flag("--json", json, "print a machine-readable JSON result instead of text");
+    }
+    add_json_to_nested(*nested, json);
+  }
+}
+
+// Every long option name of `app`, and of its nested subcommands with `Nested::yes`.
+enum class Nested { no, yes };
+void long_names(const CLI::App &app, Nested nested, std::vector<std::string> &names) {
+  for (const CLI::Option *option : app.get_options()) {
+    for (const std::string &name : option->get_lnames()) {
+      names.push_back("--" + name);
+    }
+  }
+  for (const CLI::App *sub : app.get_subcommands([](const CLI::App *) { return true; })) {
+    if (nested == Nested::yes) {
+      long_names(*sub, nested, names);
+    }
+  }
+}
+
+// The first `--option` of the command line that the chosen subcommand does not know, or "".
+// CLI11 reports a missing required option before an unknown one, which hides a typo.
+std::string unknown_option(const CLI::App &app, int argc, char **argv,
+                           std::vector<std::string> &known) {
+  if (argc < 2) {
+    return "";
+  }
+  const CLI::App *sub = nullptr;
+  for (const CLI::App *candidate : app.get_subcommands([](const CLI::App *) { return true; })) {
+    sub = candidate->get_name() == argv[1] ? candidate : sub;
+  }
+  if (sub == nullptr) {
+    return "";
+  }
+  long_names(app, Nested::no, known);
+  long_names(*sub, Nested::yes, known);
+  for (int i = 2; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") {
+      break; // what follows is another program's command line (launch-compile)
+    }
+    if (word.rfind("--", 0) != 0) {
+      continue;
+    }
+    word = word.substr(0, word.find('='));
+    if (std::find(known.begin(), known.end(), word) == known.end()) {
+      return word;
+    }
+  }
+  return "";
+}
+
+// A usage error: help and --version as CLI11 prints them, anything else as kopt's own error
+// (exit 2) naming the subcommand and the option at fault.
+int usage_error(CLI::App &app, const CLI::ParseError &e, int argc, char **argv) {
+  if (e.get_exit_code() == 0) {
+    return app.exit(e);
+  }
+  std::string where = argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + ": " : "";
+  std::vector<std::string> known;
+  std::string unknown = unknown_option(app, argc, argv, known);
+  std::string message = e.what();
+  if (!unknown.empty()) {
+    std::string hint = util::nearest(unknown, known);
+    message =
+        "unknown option '" + unknown + "'" + (hint.empty() ? "" : ", did you mean '" + hint + "'?");
+  }
+  if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
+    std::cout << nlohmann::json{{"error", where + message}}.dump(2) << "\n";
+  }
+  std::cerr << "kopt: error: " << where << message << "\n";
+  std::cerr << "run 'kopt " << (where.empty() ? "" : std::string(argv[1]) + " ")
+            << "--help' for its options\n";
+  return 2;
+}
+
+} // namespace
+
+void add_quiet_option(CLI::App &app, bool &quiet) {
+  app.add_flag("--quiet,-q", quiet,
+               "no progress: neither the status line on a terminal nor the progress lines");
+}
+
 int main(int argc, char **argv) {
   CLI::App app{"kopt: GPU kernel optimisation as a build (families, candidates, verdicts)", "kopt"};
   app.require_subcommand(1);
@@ -40,6 +130,7 @@ int main(int argc, char **argv) {
     sub->add_flag("--json", *json, "print a machine-readable JSON result instead of text");
     entries.push_back({sub, row.setup(*sub), json});
     names.emplace_back(row.name);
+    add_json_to_nested(*sub, *json);
   }
 
   if (argc > 1 && argv[1][0] != '-' &&
@@ -52,7 +143,7 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    return usage_error(app, e, argc, argv);
   }
 
   util::install_interrupt_handlers();
@@ -75,6 +166,9 @@ int main(int argc, char **argv) {
         std::cerr << "kopt: interrupted: " << e.what() << "\n";
         return 128 + e.signal();
       } catch (const Error &e) {
+        if (context.json) { // --json answers in JSON, an error too
+          std::cout << nlohmann::json{{"error", e.what()}}.dump(2) << "\n";
+        }
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;
       } catch (const std::exception &e) {

@@ -31,6 +31,9 @@ struct Subcommand {
 /// `kopt heuristic fit/eval`, bound to `ties`.
 void add_ties_option(CLI::App &app, double &ties);
 
+/// Adds `--quiet` (no progress lines or status line) to `app`, bound to `quiet`.
+void add_quiet_option(CLI::App &app, bool &quiet);
+
 /// Runs the kopt CLI: parses argv against the subcommand table, runs the chosen handler, and
 /// prints `kopt: error: <message>` (exit 2) for a kopt::Error.
 int main(int argc, char **argv);

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 
 namespace kopt::cli {
@@ -22,6 +23,14 @@ void FamilyOptions::add_to(CLI::App &app) {
   app.add_option("--gpu-wait-min", gpu_wait_min,
                  "GPU families: minutes to wait for an idle GPU (re-checked every 10 min)")
       ->capture_default_str();
+}
+
+void FamilyOptions::require_state_dir() const {
+  if (!std::filesystem::is_directory(state_dir)) {
+    throw Error("--state-dir " + state_dir +
+                ": no such folder (the family's state folder, <build>/kopt/<family>, is made "
+                "when its build is configured)");
+  }
 }
 
 std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }

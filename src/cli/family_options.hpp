@@ -26,6 +26,10 @@ struct FamilyOptions {
 
   /// Adds --spec and --state-dir (both required), --ledger and --gpu-wait-min to `app`.
   void add_to(CLI::App &app);
+
+  /// Throws kopt::Error when --state-dir is not a folder: a mistyped path must not read as a
+  /// family with nothing recorded yet.
+  void require_state_dir() const;
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.

@@ -29,7 +29,6 @@ struct HeuristicOptions {
   uint64_t seed = 1;
   std::string group;
   std::string label = "kernelName";
-  double tie = 0.01;
   size_t misses = 0;
   double ties = 0;
   heuristic::FitOptions fit;
@@ -49,7 +48,7 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
       ->capture_default_str();
   app.add_option("--within", o.fit.within,
                  "fit to the slowdown beyond this slack of the tuned time (0.02: a kernel within "
-                 "2% is a hit, as eval's --tie scores it; best-first tree only); 0: tie-slack cost")
+                 "2% is a hit, as eval's within match scores it with --ties 0.02; best-first tree only); 0: tie-slack cost")
       ->capture_default_str();
   add_ties_option(app, o.ties);
 }
@@ -150,7 +149,6 @@ void add_eval_subcommand(CLI::App &app, HeuristicOptions &o) {
   o.eval_app->add_option("--default", o.default_kernel,
                          "the default kernel (winners-only tables: the most frequent kernel "
                          "when not given)");
-  o.eval_app->add_option("--tie", o.tie, "slack of the 'within tie' match")->capture_default_str();
   o.eval_app->add_option("--misses", o.misses,
                          "list the N slowest misses (shape, pick, tuned, slowdown); --json "
                          "lists them all");
@@ -175,16 +173,21 @@ heuristic::Results read_table(HeuristicOptions &o) {
   return results;
 }
 
+// The slack of eval's "within" match: --ties, or 1% with the plain argmin (--ties 0), so that
+// one option says which kernels are as good as the tuned one.
+double within_slack(const HeuristicOptions &o) { return o.ties > 0 ? o.ties : 0.01; }
+
 // eval: the rule list given, or rule lists fitted with groups held out, scored.
 heuristic::Evaluation evaluate(const HeuristicOptions &o, const heuristic::Results &results) {
   std::string fallback = default_kernel(o, results);
+  double tie = within_slack(o);
   heuristic::Evaluation e;
   if (!o.holdout.empty()) {
     e = heuristic::evaluate_holdout(results, heuristic::parse_holdout(results, o.holdout), o.fit,
-                                    fallback, o.tie);
+                                    fallback, tie);
   } else if (o.holdout_seeded > 0) {
     std::vector<std::string> held = heuristic::seeded_groups(results, o.holdout_seeded, o.seed);
-    e = heuristic::evaluate_holdout(results, held, o.fit, fallback, o.tie);
+    e = heuristic::evaluate_holdout(results, held, o.fit, fallback, tie);
     e.split = "--holdout-seeded " + util::format_number(o.holdout_seeded) + " --seed " +
               std::to_string(o.seed) + ": " + std::to_string(held.size()) + " of " +
               std::to_string(heuristic::all_groups(results).size()) + " groups";
@@ -194,7 +197,7 @@ heuristic::Evaluation evaluate(const HeuristicOptions &o, const heuristic::Resul
                   util::format_number(o.holdout_frac));
     }
     e = heuristic::evaluate_folds(results, static_cast<int>(std::lround(1 / o.holdout_frac)), o.fit,
-                                  fallback, o.tie);
+                                  fallback, tie);
   } else {
     if (o.heuristic.empty()) {
       throw Error("heuristic eval: give --heuristic, --holdout, --holdout-frac or "
@@ -202,7 +205,7 @@ heuristic::Evaluation evaluate(const HeuristicOptions &o, const heuristic::Resul
     }
     heuristic::RuleList rules =
         heuristic::parse_rules(util::read_json(o.heuristic), results.columns, o.heuristic);
-    e = heuristic::evaluate_rules(results, rules, fallback, o.tie);
+    e = heuristic::evaluate_rules(results, rules, fallback, tie);
   }
   return e;
 }

@@ -17,17 +17,27 @@ Handler setup_status(CLI::App &app) {
     // Only the family file and the ledger are read: a broken candidate folder must not hide
     // the loop's state.
     spec::Family family = spec::load_family(options->spec);
+    options->require_state_dir();
     spec::Layout layout(options->state_dir, options->ledger);
     ledger::Files files{layout.ledger};
     std::optional<ledger::State> state = ledger::read_state(files);
-    if (context.json) {
-      context.out << (state ? ledger::to_json(*state) : nlohmann::json(nullptr)).dump(2) << "\n";
-    } else if (!state) {
-      context.out << family.name << ": no ledger yet (" << files.state().string()
-                  << "): record the baseline first\n";
-    } else {
-      context.out << ledger::format_status(*state);
+    if (!state) {
+      // Not a failure of kopt's, but no state to show: exit 1, so a script does not read on.
+      std::string error =
+          "no ledger yet (" + files.state().string() + "): record the baseline first";
+      if (context.json) {
+        context.out << nlohmann::json{{"family", family.name},
+                                      {"ledger", files.dir.string()},
+                                      {"error", error}}
+                           .dump(2)
+                    << "\n";
+      } else {
+        context.out << family.name << ": " << error << "\n";
+      }
+      return 1;
     }
+    context.out << (context.json ? ledger::to_json(*state).dump(2) + "\n"
+                                 : ledger::format_status(*state));
     return 0;
   };
 }

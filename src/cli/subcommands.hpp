@@ -25,5 +25,8 @@ Handler setup_stamp_hash(CLI::App &app);
 Handler setup_status(CLI::App &app);
 Handler setup_tune(CLI::App &app);
 Handler setup_heuristic(CLI::App &app);
+Handler setup_ls(CLI::App &app);
+Handler setup_log(CLI::App &app);
+Handler setup_report(CLI::App &app);
 
 } // namespace kopt::cli

@@ -1,5 +1,6 @@
 #include "tune/tune.hpp"
 #include "cli/family_options.hpp"
+#include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -21,6 +22,7 @@ struct TuneCliOptions {
   std::string configs;
   std::string build_dir;
   std::string prefix;
+  bool quiet = false;
 };
 
 size_t stale_rows(const tune::TuneReport &report) {
@@ -46,6 +48,7 @@ Handler setup_tune(CLI::App &app) {
   app.add_option("--warmup", options->tune.warmup, "warm-up runs per config (default: family's)");
   app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
   add_ties_option(app, options->tune.ties);
+  add_quiet_option(app, options->quiet);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     tune::TuneOptions t = options->tune;
@@ -64,8 +67,9 @@ Handler setup_tune(CLI::App &app) {
       return 1;
     }
     util::RealProcessRunner runner;
+    std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
     tune::TuneReport report =
-        tune::tune(loaded.family, loaded.layout, t, runner, *setup, context.err);
+        tune::tune(loaded.family, loaded.layout, t, runner, *setup, context.err, *progress);
     if (context.json) {
       nlohmann::json stale = nlohmann::json::array();
       for (const auto &[reason, rows] : report.stale) {

@@ -188,7 +188,7 @@ Analysis analyze_launches(const std::vector<LaunchDetails> &launches, const Repr
 std::optional<Analysis> analyze(const spec::Family &family, const spec::Layout &layout,
                                 const AnalyzeRequest &request, util::ProcessRunner &runner,
                                 const std::function<std::optional<RunSetup>()> &find_device,
-                                std::ostream &err) {
+                                std::ostream &err, util::Progress &progress) {
   const std::string &id = request.candidate;
   if (family.backend != "cuda") {
     throw Error(family.file.string() +
@@ -204,19 +204,27 @@ std::optional<Analysis> analyze(const spec::Family &family, const spec::Layout &
   std::string text;
   std::string source = request.ncu_output;
   nlohmann::json measured = nullptr; // what the profiled run was: none for a saved output
+  std::string configs = std::to_string(chosen.rows.size()) + " configs (one per class)";
+  progress.begin("analyze: candidate " + id + ", " + configs + " under ncu", 2);
   if (!request.ncu_output.empty()) {
     text = util::read_file(request.ncu_output);
+    progress.advance(1, "read " + request.ncu_output);
   } else {
+    progress.starting("ncu profiling " + configs);
     std::optional<std::string> out = profile_representatives(family, layout, request, chosen,
                                                              runner, find_device, err, measured);
     if (!out) {
+      progress.end();
       return std::nullopt;
     }
     text = std::move(*out);
     source = (dir / "ncu_details.csv").string();
+    progress.advance(1, "ncu profiled " + configs);
   }
   Analysis analysis = analyze_launches(parse_ncu_details(text, source), chosen, id, source,
                                        family.kernel_regex, measured);
+  progress.advance(1, "read the ncu report");
+  progress.end();
   util::write_json_atomic(dir / "analyze.json", analysis.json);
   return analysis;
 }

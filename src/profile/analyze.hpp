@@ -9,6 +9,7 @@
 #include "spec/layout.hpp"
 #include "util/csv.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <functional>
 #include <iosfwd>
@@ -64,9 +65,11 @@ struct AnalyzeRequest {
 /// `find_device` returns (or reads the saved output), writes analyze.json and returns the
 /// analysis. Returns nullopt when there is no device or ncu fails (saying why on `err`); throws
 /// kopt::Error for another backend, a missing or stale harness binary, or no matching launch.
+/// `progress` counts two steps: the profiled run and reading its report.
 std::optional<Analysis> analyze(const spec::Family &family, const spec::Layout &layout,
                                 const AnalyzeRequest &request, util::ProcessRunner &runner,
                                 const std::function<std::optional<RunSetup>()> &find_device,
-                                std::ostream &err);
+                                std::ostream &err,
+                                util::Progress &progress = util::Progress::none());
 
 } // namespace kopt::profile

@@ -352,7 +352,7 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
-                            std::ostream &progress, GoldenCheck best_golden) {
+                            util::Progress &progress, GoldenCheck best_golden) {
   fs::path dir = layout.results_dir(id) / "rounds";
   fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
   std::vector<Measurement> best_runs;
@@ -367,11 +367,15 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
           dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
       bool check = best_turn ? best_golden == GoldenCheck::compare && best_runs.empty()
                              : candidate_runs.empty();
+      std::string what = "round " + std::to_string(k + 1) + "/" + std::to_string(rounds) + ": " +
+                         (best_turn ? "BEST " : "candidate ") + who;
+      progress.starting(what);
       Measurement run = run_harness(family, layout, who, HarnessMode::benchmark, runner, setup,
                                     run_dir, check ? GoldenCheck::compare : GoldenCheck::skip);
-      progress << "round " << k + 1 << "/" << rounds << ": " << (best_turn ? "BEST " : "candidate ")
-               << who << (run.ok() ? "" : " failed: " + run.reason) << "\n"
-               << std::flush;
+      if (!run.ok()) {
+        progress.note(what + " failed: " + run.reason);
+      }
+      progress.advance(1, what);
       failed = !run.ok(); // a failed side ends the measurement: its rounds would not pair
       (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
     }
@@ -448,7 +452,7 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
                          GoldenCheck best_golden, util::ProcessRunner &runner,
-                         const RunSetup &setup, std::ostream &progress) {
+                         const RunSetup &setup, util::Progress &progress) {
   BenchRun run;
   // An earlier measurement is of other code, or beside another BEST: an interrupted or
   // failed run must not leave it to be decided on.
@@ -456,16 +460,21 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
   std::filesystem::remove(layout.measurement(id));
   try {
     if (id == best_id) {
+      progress.begin("candidate " + id + " (BEST) alone: one run", 1);
+      progress.starting("candidate " + id);
       run.candidate = run_harness(family, layout, id, HarnessMode::benchmark, runner, setup);
+      progress.advance(1, "candidate " + id);
     } else {
-      progress << "candidate " << id << " side by side with BEST " << best_id << ": " << rounds
-               << " rounds\n";
+      progress.begin("candidate " + id + " side by side with BEST " + best_id + ": " +
+                         std::to_string(rounds) + " rounds",
+                     2 * static_cast<size_t>(rounds));
       SideBySide side = run_side_by_side(family, layout, best_id, id, rounds, runner, setup,
                                          progress, best_golden);
       run.candidate = std::move(side.candidate);
       run.best = std::move(side.best);
       write_measurement(layout.paired_best(id), *run.best);
     }
+    progress.end();
   } catch (const util::Interrupted &e) {
     throw util::Interrupted(e.signal(), "bench of candidate " + id + ": no measurement written (" +
                                             e.what() + ")");

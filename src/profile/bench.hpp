@@ -4,6 +4,7 @@
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <iosfwd>
 #include <map>
@@ -52,11 +53,11 @@ struct SideBySide {
 /// round. Only the candidate's first run checks its output against the golden, and BEST's
 /// first run when `best_golden` is compare (a BEST not yet recorded, whose samples may record
 /// it). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
-/// naming the round; `progress` gets one line per run.
+/// naming the round; `progress` counts the runs (2 per round) and notes a failed one.
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
-                            std::ostream &progress, GoldenCheck best_golden = GoldenCheck::skip);
+                            util::Progress &progress, GoldenCheck best_golden = GoldenCheck::skip);
 
 /// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
 /// keep metric the median of the rounds' medians, the worst error of the runs that compared
@@ -76,7 +77,7 @@ struct BenchRun {
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
                          GoldenCheck best_golden, util::ProcessRunner &runner,
-                         const RunSetup &setup, std::ostream &progress);
+                         const RunSetup &setup, util::Progress &progress);
 
 /// Why an existing measurement of `id` (content hash `hash`) cannot be reused, or "" when it
 /// can: it must be of the same sources measured under the same conditions (and, side by side,

@@ -162,6 +162,7 @@ struct TuneRun {
   util::ProcessRunner &runner;
   const profile::RunSetup &setup;
   std::ostream &log;
+  util::Progress &progress;
   const util::CsvTable &configs;
   fs::path harness;
   fs::path work;           ///< the chunks' configs, results and logs
@@ -196,6 +197,9 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   command.argv = profile::harness_argv(run.harness, args);
   command.timeout_s = run.family.timeout_s;
   command.env = run.setup.env;
+  std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
+                     std::to_string(end) + " of " + std::to_string(pending.size());
+  run.progress.starting("tune: " + what);
   util::ProcessResult result = run.runner.run(command);
   util::write_file_atomic(run.work / (stem + ".log"),
                           "--- stdout\n" + result.out + "--- stderr\n" + result.err);
@@ -206,19 +210,20 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
                 "', but candidate " + id + "'s sources hash to " + run.now.hash +
                 ": the binary is stale (build target candidate_" + id + ", or give --build-dir)");
   }
-  std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
-                     std::to_string(end) + " of " + std::to_string(pending.size());
   std::vector<profile::HarnessRow> rows;
   if (!result.ok()) {
     report.failures.push_back(what + ": harness " + result.describe(run.family.timeout_s) +
                               " (log: " + (run.work / (stem + ".log")).string() + ")");
-    run.log << "tune: " << report.failures.back() << "\n";
+    run.progress.note("tune: " + report.failures.back());
+    run.progress.advance(end - start, "tune: " + what + ": failed");
     return;
   }
   try {
     rows = profile::read_harness_results(out, run.configs.header, run.family.impl);
   } catch (const Error &e) {
     report.failures.push_back(what + ": " + e.what());
+    run.progress.note("tune: " + report.failures.back());
+    run.progress.advance(end - start, "tune: " + what + ": failed");
     return;
   }
   profile::HarnessDevice device = profile::harness_device(result.out);
@@ -226,27 +231,36 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
     util::append_line(report.full_csv, origin_line(row.values, row.kernel, row, run.now, device));
     ++report.measured;
   }
-  run.log << "tune: " << what << ": " << rows.size() << " rows\n";
+  run.progress.advance(end - start, "tune: " + what + ": " + std::to_string(rows.size()) + " rows");
 }
 
 // Each kernel on the shapes full.csv lacks, `chunk` configs per harness run.
 void run_kernels(const TuneRun &run, const std::vector<std::string> &kernels,
                  const std::set<std::pair<std::string, std::string>> &done, size_t chunk,
                  TuneReport &report) {
-  for (const auto &kernel : kernels) {
-    std::vector<size_t> pending;
+  std::vector<std::vector<size_t>> pending(kernels.size()); // per kernel, the configs to run
+  size_t rows = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) {
     for (size_t i = 0; i < run.configs.rows.size(); ++i) {
-      if (done.count({kernel, key(run.configs.rows[i])})) {
+      if (done.count({kernels[k], key(run.configs.rows[i])})) {
         ++report.reused;
       } else {
-        pending.push_back(i);
+        pending[k].push_back(i);
       }
     }
-    for (size_t start = 0; start < pending.size(); start += chunk) {
-      run_chunk(run, kernel, pending, start, std::min(pending.size(), start + chunk), start / chunk,
-                report);
+    rows += pending[k].size();
+  }
+  run.progress.begin("tune: " + std::to_string(rows) + " rows to measure (" +
+                         std::to_string(kernels.size()) + " kernels), " +
+                         std::to_string(report.reused) + " reused",
+                     rows);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (size_t start = 0; start < pending[k].size(); start += chunk) {
+      run_chunk(run, kernels[k], pending[k], start, std::min(pending[k].size(), start + chunk),
+                start / chunk, report);
     }
   }
+  run.progress.end();
 }
 
 // tuned.csv from all of full.csv: the fastest kernel per shape, on the device full.csv names.
@@ -270,7 +284,8 @@ fs::path tune_dir(const spec::Layout &layout, const std::string &id) {
 }
 
 TuneReport tune(const spec::Family &family, const spec::Layout &layout, const TuneOptions &options,
-                util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log) {
+                util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log,
+                util::Progress &progress) {
   TuneReport report;
   fs::path dir = tune_dir(layout, options.candidate);
   util::FileLock lock(layout.lock("tune-" + options.candidate), &log);
@@ -296,8 +311,8 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   std::set<std::pair<std::string, std::string>> done =
       keep_current_rows(configs.header, kernels, now, report);
   bool golden = fs::exists(layout.golden()) && fs::equivalent(configs_file, family.configs);
-  TuneRun run{family,  layout,  options,      runner, setup, log,
-              configs, harness, dir / "work", now,    golden};
+  TuneRun run{family,   layout,  options, runner,       setup, log,
+              progress, configs, harness, dir / "work", now,   golden};
   fs::create_directories(run.work);
   try {
     run_kernels(run, kernels, done, std::max<size_t>(options.chunk, 1), report);

@@ -7,6 +7,7 @@
 #include "spec/layout.hpp"
 #include "util/csv.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -59,9 +60,11 @@ std::filesystem::path tune_dir(const spec::Layout &layout, const std::string &id
 /// options.hash is a stale binary: an error. The golden is compared only when the configs are
 /// the family's own. A harness run that fails is reported and skipped (its rows stay missing,
 /// so the next run retries them). Then writes tuned.csv (tuned_table) for the device of the
-/// rows (table_device).
+/// rows (table_device). `progress` counts the rows to measure, one chunk at a time, and gets
+/// each failed run as a note; `log` gets the re-measure reasons and lock waits.
 TuneReport tune(const spec::Family &family, const spec::Layout &layout, const TuneOptions &options,
-                util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log);
+                util::ProcessRunner &runner, const profile::RunSetup &setup, std::ostream &log,
+                util::Progress &progress);
 
 /// The device a tuned table is for: the one every row of `full` was measured on. Throws
 /// kopt::Error naming both devices (and a line of each) when rows of two devices are mixed.

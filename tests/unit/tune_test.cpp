@@ -22,9 +22,13 @@ public:
   std::string hash = "h1";
   std::string device = "host 4";
   int runs = 0;
+  double *clock = nullptr; ///< advanced 2 s per run when set
 
   kopt::util::ProcessResult run(const kopt::util::Command &command) override {
     ++runs;
+    if (clock != nullptr) {
+      *clock += 2;
+    }
     auto arg = [&](const std::string &flag) {
       auto it = std::find(command.argv.begin(), command.argv.end(), flag);
       return it + 1 < command.argv.end() ? *(it + 1) : std::string();
@@ -51,15 +55,20 @@ struct Tuning {
   kopt::tune::TuneOptions options;
   FakeHarness harness;
   std::ostringstream log;
+  std::ostringstream progress_text;
+  double clock = 0; ///< seconds; each harness run of the fake takes none
+  kopt::util::StatusLine progress{progress_text, kopt::util::StatusStyle::lines, 0,
+                                  [this] { return clock; }};
 
   Tuning() {
+    harness.clock = &clock;
     tmp.write("state/bin/candidate_00", "");
     options.candidate = "00";
     options.hash = "h1";
     options.kernels = {"tiny_1x1", "tiny_2x2"};
   }
   kopt::tune::TuneReport run() {
-    return kopt::tune::tune(family, layout, options, harness, {}, log);
+    return kopt::tune::tune(family, layout, options, harness, {}, log, progress);
   }
 };
 
@@ -133,6 +142,15 @@ TEST_CASE("tune reuses only rows measured as this run would, and re-measures the
             .c_str(),
         kopt::Error);
   }
+}
+
+TEST_CASE("tune reports its rows to measure, each chunk with the time elapsed and left") {
+  Tuning t;
+  t.run();
+  CHECK(t.progress_text.str() ==
+        "tune: 6 rows to measure (2 kernels), 0 reused\n"
+        "[3/6] elapsed 0:02, ~0:02 left: tune: tiny_1x1 on configs 1-3 of 3: 3 rows\n"
+        "[6/6] elapsed 0:04, ~0:00 left: tune: tiny_2x2 on configs 1-3 of 3: 3 rows\n");
 }
 
 TEST_CASE("a full.csv of an older kopt is widened and its tuned rows measured again") {

@@ -51,7 +51,7 @@ for set in "M, N, K, M*N" "+ fills" "+ fills + waves ratios" "+ fills + waves ra
   esac
   for arms in $arm_counts; do
     "$kopt" heuristic eval --results "$full" --holdout-frac "$(python3 -c "print(1 / $pairs + 1e-9)")" \
-      --max-arms "$arms" --default a8w8_bs_64x64_w2x2_s3 --tie 0.02 --ties 0.02 --within "$within" \
+      --max-arms "$arms" --default a8w8_bs_64x64_w2x2_s3 --ties 0.02 --within "$within" \
       --features "$features" --json | python3 -c "
 import json, sys
 e = json.load(sys.stdin)

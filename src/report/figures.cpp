@@ -1,0 +1,659 @@
+#include "report/figures.hpp"
+
+#include "report/svg.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace kopt::report {
+
+namespace {
+
+constexpr int kWidth = 960;
+
+// A tick of a time-ratio axis (1 = as fast as BEST), labelled as the change it is.
+std::string ratio_tick(double ratio) { return percent(ratio - 1); }
+
+std::string seconds_tick(double value) { return num(value, 3) + " s"; }
+
+std::string power_tick(double value) {
+  if (value >= 1 << 20) {
+    return num(value / (1 << 20), 3) + "Mi";
+  }
+  if (value >= 1 << 10) {
+    return num(value / (1 << 10), 3) + "Ki";
+  }
+  return num(value, 4);
+}
+
+std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
+  return interval ? " [" + percent(interval->first) + ", " + percent(interval->second) + "]" : "";
+}
+
+std::string verdict_colour(const std::string &verdict) {
+  static const std::map<std::string, std::string> colours = {
+      {"keep", "#1a9850"},     {"regression", "#d73027"}, {"tie", "#7f7f7f"},
+      {"split", "#f28e2b"},    {"failed", "#222222"},     {"incorrect", "#8e44ad"},
+      {"baseline", "#1f77b4"}, {"better", "#1a9850"},     {"worse", "#d73027"},
+      {"pending", "#f28e2b"}};
+  auto found = colours.find(verdict);
+  return found == colours.end() ? "#7f7f7f" : found->second;
+}
+
+// A legend row of coloured squares and names, from x at row y.
+void legend(Svg &svg, double x, double y,
+            const std::vector<std::pair<std::string, std::string>> &items) {
+  for (const auto &[name, colour] : items) {
+    svg.box(x, y - 10, 12, 12, colour);
+    svg.text(x + 16, y, name, "class=\"legend\"");
+    x += 28 + 7.5 * static_cast<double>(name.size());
+  }
+}
+
+std::string figure_html(const std::string &id, const std::string &title, const std::string &svg,
+                        const std::string &caption, size_t marks, const std::string &after = "") {
+  return "<figure id=\"" + id + "\" data-figure=\"" + id + "\" data-marks=\"" +
+         std::to_string(marks) + "\">\n<h2>" + escape(title) + "</h2>\n" + svg + "\n" +
+         "<figcaption>" + caption + "</figcaption>\n" + after + "</figure>\n";
+}
+
+size_t count_marks(const std::string &svg) {
+  size_t n = 0;
+  for (size_t at = svg.find("class=\"mark\""); at != std::string::npos;
+       at = svg.find("class=\"mark\"", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string shape_text(const std::vector<std::string> &columns, const std::vector<int64_t> &dims) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < columns.size() && i < dims.size(); ++i) {
+    parts.push_back(columns[i] + "=" + std::to_string(dims[i]));
+  }
+  return util::join(parts, ",");
+}
+
+// The ends of a time-ratio axis for changes from lo to hi: a margin beyond both, 1 inside.
+double ratio_lo(double lo) { return std::max(1e-3, (1 + std::min(lo, 0.0)) / 1.08); }
+double ratio_hi(double hi) { return (1 + std::max(hi, 0.0)) * 1.08; }
+
+} // namespace
+
+std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, double threshold) {
+  std::vector<const Attempt *> shown;
+  std::vector<std::string> classes;
+  double lo = -threshold;
+  double hi = threshold;
+  for (const Attempt &a : attempts) {
+    if (a.kind == "stop") {
+      continue;
+    }
+    shown.push_back(&a);
+    for (const ClassChange &c : a.classes) {
+      if (std::find(classes.begin(), classes.end(), c.config_class) == classes.end()) {
+        classes.push_back(c.config_class);
+      }
+      lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
+      hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
+    }
+  }
+  if (shown.empty()) {
+    return std::nullopt;
+  }
+  // Time over BEST's on a log scale: -90% and +900% are as far from 0; small changes stay apart.
+  const double left = 100, right = kWidth - 20, top = 64, bottom = 314;
+  Scale y(ratio_lo(lo), ratio_hi(hi), bottom, top, true);
+  double band = (right - left) / static_cast<double>(shown.size());
+  Svg svg(kWidth, 394, "the loop's history: per attempt and class, the change vs BEST");
+  svg.box(left, y(1 + threshold), right - left, y(1 - threshold) - y(1 + threshold), "#e0e0e0");
+  svg.text(right - 4, y(1 + threshold) - 4,
+           "grey band: noise threshold " + percent(-threshold) + " .. " + percent(threshold),
+           "class=\"note\" text-anchor=\"end\"");
+  svg.line(left, y(1), right, y(1), "#555", "stroke-dasharray=\"4 3\"");
+  svg.y_axis(y, left, "change vs BEST (log scale), below 0 = faster", ratio_tick);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Attempt &a = *shown[i];
+    double x0 = left + band * static_cast<double>(i);
+    double centre = x0 + band / 2;
+    std::string colour = verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict);
+    if (a.kind == "baseline") {
+      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
+               "baseline " + a.candidate +
+                   (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us" : std::string()),
+               "transform=\"rotate(45 " + num(centre, 6) + " " + num(y(1), 6) + ")\"");
+    }
+    if (a.kind == "attempt" && a.classes.empty()) { // failed or incorrect: no times compared
+      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
+               a.candidate + " (" + a.verdict + "): no class compared -- " + a.hypothesis);
+    }
+    for (const ClassChange &c : a.classes) {
+      size_t k = static_cast<size_t>(std::find(classes.begin(), classes.end(), c.config_class) -
+                                     classes.begin());
+      double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
+      if (c.interval) {
+        svg.line(x, y(1 + c.interval->first), x, y(1 + c.interval->second), colour,
+                 "stroke-width=\"2\"");
+      }
+      svg.circle(x, y(1 + c.change), 4.5, colour,
+                 a.candidate + " (" + a.verdict + ") class " + c.config_class + ": " +
+                     percent(c.change) + interval_text(c.interval) + " -- " + a.hypothesis);
+    }
+    svg.text(centre, bottom + 18, a.candidate, "class=\"tick\" text-anchor=\"middle\"");
+    svg.text(centre, bottom + 33, a.kind == "baseline" ? "baseline" : a.verdict,
+             "class=\"tick\" text-anchor=\"middle\" fill=\"" + colour + "\"");
+    if (i > 0) {
+      svg.line(x0, top, x0, bottom, "#ddd");
+    }
+  }
+  svg.text((left + right) / 2, bottom + 55, "attempt, in the order recorded (candidate, verdict)",
+           "class=\"axis\" text-anchor=\"middle\"");
+  legend(svg, left, 22,
+         {{"keep", verdict_colour("keep")},
+          {"regression", verdict_colour("regression")},
+          {"tie", verdict_colour("tie")},
+          {"split", verdict_colour("split")},
+          {"failed", verdict_colour("failed")},
+          {"incorrect", verdict_colour("incorrect")},
+          {"baseline", verdict_colour("baseline")}});
+  svg.text(left, 44,
+           "one dot per config class, left to right in each attempt: " + util::join(classes, ", ") +
+               "; bars: the confidence interval",
+           "class=\"legend\"");
+
+  std::string table =
+      "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
+      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Attempt &a = *shown[i];
+    table +=
+        "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
+        escape(a.candidate) + "</td><td>" + escape(a.best) +
+        "</td><td style=\"color:" + verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) +
+        "\">" + escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
+        (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
+                          : "") +
+        "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
+  }
+  table += "</table>\n";
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text);
+  return Figure{"history", "The loop's history",
+                figure_html("history", "The loop's history: every attempt, change per class",
+                            svg_text,
+                            "Each dot is one config class of one attempt: its geomean time vs BEST "
+                            "at the time, with the confidence interval as a bar. The grey band is "
+                            "the noise threshold: a class counts as better or worse when its "
+                            "interval lies outside it.",
+                            marks, table),
+                marks};
+}
+
+std::optional<Figure> best_figure(const ledger::State &state) {
+  if (state.kept.empty()) {
+    return std::nullopt;
+  }
+  double lo = state.kept.front().geomean_us;
+  double hi = lo;
+  for (const ledger::KeptRow &row : state.kept) {
+    lo = std::min(lo, row.geomean_us);
+    hi = std::max(hi, row.geomean_us);
+  }
+  const double left = 90, right = kWidth - 20, top = 30, bottom = 200;
+  Scale y(0, hi * 1.15, bottom, top);
+  double step = (right - left) / static_cast<double>(state.kept.size());
+  Svg svg(kWidth, 260, "BEST's geomean after each keep");
+  svg.y_axis(y, left, "BEST geomean (us)");
+  double px = 0, py = 0;
+  for (size_t i = 0; i < state.kept.size(); ++i) {
+    const ledger::KeptRow &row = state.kept[i];
+    double x = left + step * (static_cast<double>(i) + 0.5);
+    double yy = y(row.geomean_us);
+    if (i > 0) {
+      svg.line(px, py, x, py, "#1f77b4", "stroke-width=\"2\"");
+      svg.line(x, py, x, yy, "#1f77b4", "stroke-width=\"2\"");
+    }
+    svg.circle(x, yy, 5, "#1f77b4",
+               row.candidate + " (" + row.status + ", " + row.date + "): geomean " +
+                   num(row.geomean_us) + " us" +
+                   (row.change ? ", " + percent(*row.change) + " vs the previous BEST" : ""));
+    svg.text(x, yy - 10, num(row.geomean_us, 4) + " us", "class=\"note\" text-anchor=\"middle\"");
+    svg.text(x, bottom + 18, row.candidate + " (" + row.status + ")",
+             "class=\"tick\" text-anchor=\"middle\"");
+    svg.text(x, bottom + 33, row.date.substr(0, 16), "class=\"tick\" text-anchor=\"middle\"");
+    px = x;
+    py = yy;
+  }
+  svg.line(left, bottom, right, bottom, "#333");
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text);
+  return Figure{"best", "BEST over time",
+                figure_html("best", "BEST's geomean over time", svg_text,
+                            "BEST's geomean time over all configs (us, " +
+                                escape(state.kept.back().measured_by) +
+                                ") when it became BEST: the baseline, then each keep.",
+                            marks),
+                marks};
+}
+
+std::optional<Figure> decision_figure(const DecisionView &d) {
+  std::vector<ClassChange> rows = d.classes;
+  if (d.overall) {
+    rows.push_back(*d.overall);
+  }
+  if (rows.empty()) {
+    return std::nullopt;
+  }
+  double lo = -d.threshold;
+  double hi = d.threshold;
+  for (const ClassChange &c : rows) {
+    lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
+    hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
+  }
+  const double left = 170, right = kWidth - 300, top = 40, row_h = 34;
+  double bottom = top + row_h * static_cast<double>(rows.size());
+  Scale x(ratio_lo(lo), ratio_hi(hi), left, right, true);
+  Svg svg(kWidth, static_cast<int>(bottom) + 60, "the latest decision per class");
+  svg.box(x(1 - d.threshold), top - 10, x(1 + d.threshold) - x(1 - d.threshold), bottom - top + 10,
+          "#e0e0e0");
+  svg.text(x(1 + d.threshold) + 4, top - 14,
+           "grey band: noise threshold +-" + percent(d.threshold).substr(1), "class=\"note\"");
+  svg.line(x(1), top - 10, x(1), bottom, "#555", "stroke-dasharray=\"4 3\"");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ClassChange &c = rows[i];
+    double yy = top + row_h * (static_cast<double>(i) + 0.5);
+    bool overall = d.overall && i + 1 == rows.size();
+    if (overall) {
+      svg.line(20, yy - row_h / 2, kWidth - 20, yy - row_h / 2, "#bbb");
+    }
+    std::string colour = verdict_colour(c.state);
+    svg.text(left - 12, yy + 4, overall ? "all configs" : c.config_class,
+             "class=\"label\" text-anchor=\"end\"");
+    if (c.interval) {
+      double a = x(1 + c.interval->first);
+      double b = x(1 + c.interval->second);
+      svg.line(a, yy, b, yy, colour, "stroke-width=\"3\"");
+      svg.line(a, yy - 6, a, yy + 6, colour, "stroke-width=\"2\"");
+      svg.line(b, yy - 6, b, yy + 6, colour, "stroke-width=\"2\"");
+    }
+    svg.circle(x(1 + c.change), yy, 6, colour,
+               c.config_class + ": " + percent(c.change) + interval_text(c.interval) + " " +
+                   c.state);
+    svg.text(right + 16, yy + 4, percent(c.change) + interval_text(c.interval) + "  " + c.state,
+             "class=\"label\" fill=\"" + colour + "\"");
+  }
+  svg.x_axis(x, bottom + 4, "change vs BEST (log scale), below 0 = faster", ratio_tick);
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text);
+  std::string title =
+      "The latest decision: candidate " + d.candidate + " vs BEST " + d.best + ": " + d.verdict;
+  return Figure{"decision", title,
+                figure_html("decision", title, svg_text,
+                            "Per config class, the change of the geomean time with its " +
+                                num(100 * d.confidence, 3) +
+                                "% interval; green is better beyond the threshold, red worse, "
+                                "grey a tie, orange pending. " +
+                                escape(d.reason),
+                            marks),
+                marks};
+}
+
+std::optional<Figure> heatmap_figure(const heuristic::Results &results) {
+  std::vector<std::string> kernels = results.kernels();
+  if (kernels.empty() || results.shapes.empty() || results.winners_only) {
+    return std::nullopt;
+  }
+  const double left = 170, top = 60, right = kWidth - 20;
+  double cell_w = std::max(4.0, (right - left) / static_cast<double>(results.shapes.size()));
+  double cell_h = 22;
+  double bottom = top + cell_h * static_cast<double>(kernels.size());
+  int width = static_cast<int>(left + cell_w * static_cast<double>(results.shapes.size()) + 20);
+  Svg svg(std::max(width, kWidth), static_cast<int>(bottom) + 130, "tuning heatmap");
+  size_t label_every =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(14.0 / std::max(cell_w, 1.0))));
+  for (size_t s = 0; s < results.shapes.size(); ++s) {
+    const heuristic::Shape &shape = results.shapes[s];
+    double fastest = 0;
+    for (const auto &[name, timing] : shape.kernels) {
+      if (timing.usable() && (fastest == 0 || timing.us < fastest)) {
+        fastest = timing.us;
+      }
+    }
+    double x = left + cell_w * static_cast<double>(s);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      double y = top + cell_h * static_cast<double>(k);
+      auto found = shape.kernels.find(kernels[k]);
+      std::string where = shape_text(results.columns, shape.dims) + ", " + kernels[k];
+      if (found == shape.kernels.end() || !found->second.usable() || fastest <= 0) {
+        svg.box(x, y, cell_w - 1, cell_h - 1, "#f4f4f4");
+        continue;
+      }
+      double ratio = found->second.us / fastest;
+      bool tuned = kernels[k] == shape.tuned;
+      svg.rect(x, y, cell_w - 1, cell_h - 1, heat_colour(std::log2(ratio)),
+               where + ": " + num(found->second.us) + " us, " + num(ratio, 3) +
+                   "x the shape's fastest" + (tuned ? " (tuned choice)" : ""),
+               tuned ? "stroke=\"#000\" stroke-width=\"2\"" : "");
+      if (cell_w >= 34) {
+        svg.text(x + cell_w / 2, y + 15, num(ratio, 3),
+                 "class=\"cell\" text-anchor=\"middle\"" +
+                     std::string(ratio > 1.6 ? " fill=\"#fff\"" : ""));
+      }
+    }
+    if (s % label_every == 0) {
+      double lx = x + cell_w / 2;
+      std::vector<std::string> values;
+      for (int64_t v : shape.dims) {
+        values.push_back(std::to_string(v));
+      }
+      svg.text(lx, bottom + 10, util::join(values, ","),
+               "class=\"tick\" text-anchor=\"end\" transform=\"rotate(-40 " + num(lx, 6) + " " +
+                   num(bottom + 10, 6) + ")\"");
+    }
+  }
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    svg.text(left - 8, top + cell_h * static_cast<double>(k) + 15, kernels[k],
+             "class=\"label\" text-anchor=\"end\"");
+  }
+  svg.text((left + right) / 2, bottom + 95, "shape (" + util::join(results.columns, ", ") + ")",
+           "class=\"axis\" text-anchor=\"middle\"");
+  svg.text(20, top - 40, "kernel", "class=\"axis\"");
+  // The colour bar: 1x (the shape's fastest) to 2x or slower.
+  double bar_x = right - 300;
+  for (int i = 0; i < 30; ++i) {
+    svg.box(bar_x + 8 * i, top - 40, 8, 12, heat_colour(i / 29.0));
+  }
+  svg.text(bar_x - 6, top - 30, "1x (fastest)", "class=\"legend\" text-anchor=\"end\"");
+  svg.text(bar_x + 246, top - 30, "2x or slower", "class=\"legend\"");
+  svg.text(bar_x + 120, top - 12, "time / the shape's fastest; outlined: the tuned choice",
+           "class=\"legend\" text-anchor=\"middle\"");
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text);
+  return Figure{"heatmap", "Tuning heatmap",
+                figure_html("heatmap", "Tuning: each kernel's time relative to the shape's fastest",
+                            svg_text,
+                            "From " + escape(results.source) +
+                                ": one cell per kernel and shape, coloured by its time over the "
+                                "fastest usable kernel's on that shape (numbers in the cells); "
+                                "grey cells were not measured or failed the golden.",
+                            marks),
+                marks};
+}
+
+namespace {
+
+int column_m(const heuristic::Results &results) {
+  int m = results.column("M");
+  return m >= 0 ? m : 0;
+}
+
+// The product of a shape's config values other than column `m`.
+double rest_product(const std::vector<int64_t> &dims, int m) {
+  double product = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (static_cast<int>(i) != m) {
+      product *= static_cast<double>(dims[i]);
+    }
+  }
+  return product;
+}
+
+} // namespace
+
+std::optional<Figure> region_figure(const heuristic::Results &results,
+                                    const heuristic::RuleList &rules,
+                                    const std::string &default_kernel,
+                                    const heuristic::Evaluation &evaluation,
+                                    const std::string &rules_source) {
+  if (results.shapes.empty() || (rules.empty() && default_kernel.empty())) {
+    return std::nullopt;
+  }
+  int m = column_m(results);
+  std::string rest_name;
+  for (size_t i = 0; i < results.columns.size(); ++i) {
+    if (static_cast<int>(i) != m) {
+      rest_name += (rest_name.empty() ? "" : "*") + results.columns[i];
+    }
+  }
+  double mlo = 1e300, mhi = 0, rlo = 1e300, rhi = 0;
+  std::vector<std::vector<int64_t>> groups; // one shape's dims per distinct rest
+  std::set<std::vector<int64_t>> seen;
+  for (const heuristic::Shape &s : results.shapes) {
+    double mv = static_cast<double>(s.dims[static_cast<size_t>(m)]);
+    double rv = rest_product(s.dims, m);
+    mlo = std::min(mlo, mv);
+    mhi = std::max(mhi, mv);
+    rlo = std::min(rlo, rv);
+    rhi = std::max(rhi, rv);
+    std::vector<int64_t> rest = s.dims;
+    rest[static_cast<size_t>(m)] = 0;
+    if (seen.insert(rest).second) {
+      groups.push_back(s.dims);
+    }
+  }
+  const double left = 90, right = 700, top = 40, bottom = 420;
+  Scale x(mlo / 1.5, mhi * 1.5, left, right, true);
+  Scale y(rlo / 1.5, rhi * 1.5, bottom, top, true);
+  std::vector<std::string> kernels = results.kernels();
+  for (const std::string &k : rules.kernels()) {
+    if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) {
+      kernels.push_back(k);
+    }
+  }
+  auto colour_of = [&](const std::string &k) {
+    return category_colour(
+        static_cast<size_t>(std::find(kernels.begin(), kernels.end(), k) - kernels.begin()));
+  };
+  auto pick = [&](std::vector<int64_t> dims) {
+    std::string k = heuristic::evaluate(rules, results.columns, dims);
+    return k.empty() ? default_kernel : k;
+  };
+  Svg svg(kWidth, 480, "the heuristic's region map");
+  // The regions: each background cell takes the pick at its M and the table's (other columns)
+  // group whose product is nearest its row.
+  const int columns = 60, rows_n = 40;
+  double cw = (right - left) / columns, ch = (bottom - top) / rows_n;
+  std::set<std::string> picked;
+  for (int r = 0; r < rows_n; ++r) {
+    double target = std::exp(std::log(y.lo()) +
+                             (std::log(y.hi()) - std::log(y.lo())) * (rows_n - r - 0.5) / rows_n);
+    const std::vector<int64_t> *nearest = &groups.front();
+    for (const auto &g : groups) {
+      if (std::abs(std::log(rest_product(g, m) / target)) <
+          std::abs(std::log(rest_product(*nearest, m) / target))) {
+        nearest = &g;
+      }
+    }
+    for (int c = 0; c < columns; ++c) {
+      double mv =
+          std::exp(std::log(x.lo()) + (std::log(x.hi()) - std::log(x.lo())) * (c + 0.5) / columns);
+      std::vector<int64_t> dims = *nearest;
+      dims[static_cast<size_t>(m)] = std::max<int64_t>(1, std::llround(mv));
+      std::string k = pick(dims);
+      picked.insert(k);
+      svg.box(left + cw * c, top + ch * r, cw + 0.3, ch + 0.3, colour_of(k),
+              "fill-opacity=\"0.22\"");
+    }
+  }
+  std::map<std::string, const heuristic::Miss *> misses;
+  for (const heuristic::Miss &miss : evaluation.total.misses) {
+    misses[miss.shape] = &miss;
+  }
+  for (const heuristic::Shape &s : results.shapes) {
+    if (s.tuned.empty()) {
+      continue;
+    }
+    double px = x(static_cast<double>(s.dims[static_cast<size_t>(m)]));
+    double py = y(rest_product(s.dims, m));
+    std::string where = shape_text(results.columns, s.dims);
+    auto miss = misses.find(where);
+    if (miss != misses.end()) {
+      double slowdown = miss->second->slowdown;
+      double radius = 8 + std::min(24.0, 40 * std::max(0.0, slowdown - 1));
+      svg.circle(px, py, radius, "none",
+                 where + ": the heuristic picks " + miss->second->pick + ", tuned is " +
+                     miss->second->tuned +
+                     (slowdown > 0 ? ", " + num(slowdown, 3) + "x slower" : ", no timing"),
+                 "stroke=\"#d62728\" stroke-width=\"2.5\" data-miss=\"" + num(slowdown, 4) + "\"");
+    }
+    svg.circle(px, py, 5, colour_of(s.tuned), where + ": tuned " + s.tuned,
+               "stroke=\"#fff\" stroke-width=\"1\"");
+  }
+  svg.x_axis(x, bottom + 4, results.columns[static_cast<size_t>(m)] + " (log scale)", power_tick);
+  svg.y_axis(y, left, rest_name + " (log scale)", power_tick);
+  // The legend: every kernel that is tuned somewhere or picked somewhere.
+  std::set<std::string> tuned;
+  for (const heuristic::Shape &s : results.shapes) {
+    tuned.insert(s.tuned);
+  }
+  double ly = top + 6;
+  svg.text(720, ly, "kernel (dot: tuned, area: picked)", "class=\"legend\"");
+  for (const std::string &k : kernels) {
+    if (!tuned.count(k) && !picked.count(k)) {
+      continue;
+    }
+    ly += 20;
+    svg.box(722, ly - 10, 12, 12, colour_of(k));
+    svg.text(740, ly, k, "class=\"legend\"");
+  }
+  ly += 30;
+  svg.circle(728, ly - 4, 8, "none", "legend: a miss", "stroke=\"#d62728\" stroke-width=\"2.5\"");
+  svg.text(742, ly, "miss: ring grows with", "class=\"legend\"");
+  svg.text(742, ly + 16, "the slowdown vs tuned", "class=\"legend\"");
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text) - 1; // the legend's ring
+  const heuristic::Score &t = evaluation.total;
+  std::string caption = "Rules from " + escape(rules_source) + " (default " +
+                        escape(default_kernel) + ") on " + escape(results.source) + ": " +
+                        std::to_string(t.matched) + " of " + std::to_string(t.shapes) +
+                        " shapes pick the tuned kernel, " + std::to_string(t.misses.size()) +
+                        " misses (geomean " + num(t.geomean(), 4) + "x, worst " + num(t.worst, 4) +
+                        "x vs tuned). The background is the rules' pick at that " +
+                        escape(results.columns[static_cast<size_t>(m)]) + ", for the table's " +
+                        escape(rest_name) + " nearest that row.";
+  return Figure{"regions", "Heuristic regions",
+                figure_html("regions",
+                            "The heuristic's regions, the tuned kernel per shape, misses", svg_text,
+                            caption, marks),
+                marks};
+}
+
+std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedCommand> &commands,
+                                       const buildinfo::BuildReport &report,
+                                       const std::string &family, double budget_s) {
+  if (commands.empty()) {
+    return std::nullopt;
+  }
+  std::map<std::string, const buildinfo::TuCompile *> tus;
+  for (const buildinfo::TuCompile &tu : report.tus) {
+    tus[tu.object] = &tu;
+  }
+  std::vector<const buildinfo::LoggedCommand *> order;
+  for (const auto &c : commands) {
+    order.push_back(&c);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto *a, const auto *b) { return a->start_ms < b->start_ms; });
+  int64_t first = order.front()->start_ms;
+  int64_t last = first;
+  std::vector<int64_t> lane_end; // when each job lane is free again
+  std::vector<size_t> lane(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    last = std::max(last, order[i]->end_ms);
+    size_t l = 0;
+    while (l < lane_end.size() && lane_end[l] > order[i]->start_ms) {
+      ++l;
+    }
+    if (l == lane_end.size()) {
+      lane_end.push_back(0);
+    }
+    lane_end[l] = order[i]->end_ms;
+    lane[i] = l;
+  }
+  const buildinfo::FamilyCompile *mine = nullptr;
+  for (const auto &f : report.families) {
+    mine = f.name == family ? &f : mine;
+  }
+  // The family's span starts at its first command; the budget is marked from there.
+  double family_start = 0;
+  for (size_t i = 0; i < order.size() && mine; ++i) {
+    for (const auto &output : order[i]->outputs) {
+      auto tu = tus.find(output);
+      if (tu != tus.end() && tu->second->family == family) {
+        family_start = static_cast<double>(order[i]->start_ms - first) / 1000;
+        i = order.size();
+        break;
+      }
+    }
+  }
+  double span = static_cast<double>(last - first) / 1000;
+  double budget_at = family_start + budget_s;
+  double axis_hi = std::max(span, budget_s > 0 ? budget_at : 0) * 1.05;
+  const double left = 90, right = kWidth - 20, top = 50, lane_h = 16;
+  double bottom = top + lane_h * static_cast<double>(lane_end.size());
+  Scale x(0, std::max(axis_hi, 0.01), left, right);
+  Svg svg(kWidth, static_cast<int>(bottom) + 70, "compile waterfall");
+  const std::string hit = "#1a9850", miss = "#d73027", unknown = "#9e9e9e", other = "#6baed6";
+  size_t hits = 0, misses = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const buildinfo::LoggedCommand &c = *order[i];
+    const buildinfo::TuCompile *tu = nullptr;
+    for (const auto &output : c.outputs) {
+      auto found = tus.find(output);
+      tu = found != tus.end() ? found->second : tu;
+    }
+    std::string colour = other;
+    std::string what = "link or other step";
+    if (tu) {
+      bool is_hit = tu->cache == buildinfo::CacheResult::direct_hit ||
+                    tu->cache == buildinfo::CacheResult::preprocessed_hit;
+      bool is_miss = tu->cache == buildinfo::CacheResult::miss;
+      colour = is_hit ? hit : is_miss ? miss : unknown;
+      what = "compile, ccache " + buildinfo::to_string(tu->cache);
+      hits += is_hit ? 1 : 0;
+      misses += is_miss ? 1 : 0;
+    }
+    double start = static_cast<double>(c.start_ms - first) / 1000;
+    double end = static_cast<double>(c.end_ms - first) / 1000;
+    double y = top + lane_h * static_cast<double>(lane[i]);
+    svg.rect(x(start), y + 1, x(end) - x(start), lane_h - 3, colour,
+             c.outputs.front() + ": " + num(end - start, 3) + " s (" + what + ")",
+             "data-cache=\"" + std::string(tu ? buildinfo::to_string(tu->cache) : "none") + "\"");
+  }
+  for (size_t l = 0; l < lane_end.size(); ++l) {
+    svg.text(left - 8, top + lane_h * static_cast<double>(l) + 12, "job " + std::to_string(l + 1),
+             "class=\"tick\" text-anchor=\"end\"");
+  }
+  if (budget_s > 0) {
+    double bx = x(budget_at);
+    svg.line(bx, top - 8, bx, bottom + 2, "#d62728", "stroke-width=\"2\" stroke-dasharray=\"6 4\"");
+    svg.text(bx - 4, top - 12,
+             family + " compile budget " + num(budget_s, 4) + " s" +
+                 (mine ? " (its wall time " + num(mine->wall_s, 3) + " s)" : ""),
+             "class=\"note\" text-anchor=\"end\" fill=\"#d62728\"");
+  }
+  svg.x_axis(x, bottom + 4, "seconds since the ninja run began", seconds_tick);
+  legend(svg, left, 20,
+         {{"ccache hit", hit},
+          {"ccache miss", miss},
+          {"compile, cache unknown", unknown},
+          {"link / other", other}});
+  std::string svg_text = svg.str();
+  size_t marks = count_marks(svg_text);
+  std::string caption =
+      "The newest ninja run of the build folder (.ninja_log): " + std::to_string(order.size()) +
+      " commands on " + std::to_string(lane_end.size()) + " job lanes, " + std::to_string(hits) +
+      " ccache hits and " + std::to_string(misses) + " misses, wall " + num(span, 3) + " s." +
+      (budget_s > 0 ? " The dashed line is " + escape(family) +
+                          "'s compile_budget_s, counted from its first command."
+                    : " " + escape(family) + " sets no compile_budget_s.");
+  return Figure{"waterfall", "Compile waterfall",
+                figure_html("waterfall", "Compile waterfall: each command on its job lane",
+                            svg_text, caption, marks),
+                marks};
+}
+
+} // namespace kopt::report

@@ -1,0 +1,78 @@
+#pragma once
+
+#include "candidate/candidate.hpp"
+#include "spec/family.hpp"
+#include "spec/layout.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kopt::report {
+
+/// One candidate as `kopt ls` shows it: where it stands in the loop.
+struct CandidateRow {
+  std::string id;
+  std::string base; ///< "" for the baseline
+  std::string hash; ///< its content hash now ("" when its sources cannot be read)
+  std::string hypothesis;
+  bool built = false;   ///< its harness binary exists
+  std::string measured; ///< "ok", "failed", "stale" (of other sources) or "" (never)
+  std::string verdict;  ///< its decision.json's verdict, "" when not decided
+  std::string recorded; ///< "BEST", "kept", "baseline", an attempt's verdict, or ""
+  std::string problem;  ///< why the hash could not be computed, else ""
+};
+
+/// The candidates of a family in id order, with what the state folder and ledger say of each.
+std::vector<CandidateRow> list_candidates(const spec::Family &family,
+                                          const candidate::CandidateSet &candidates,
+                                          const spec::Layout &layout);
+
+/// One class's change in a decided attempt.
+struct ClassChange {
+  std::string config_class;
+  double change = 0;                                 ///< candidate / BEST - 1
+  std::optional<std::pair<double, double>> interval; ///< the change's interval (paired)
+  std::string state;                                 ///< better, worse, tie, pending
+};
+
+/// One line of attempts.jsonl: a baseline, an attempt or a stop.
+struct Attempt {
+  int line = 0;
+  std::string kind; ///< "baseline", "attempt" or "stop"
+  std::string date;
+  std::string candidate;
+  std::string hash;
+  std::string best; ///< BEST when the attempt was decided
+  std::string target;
+  std::string hypothesis;
+  std::string verdict; ///< "baseline" for the baseline, the stop reason for a stop
+  std::optional<double> overall_change;
+  std::optional<std::pair<double, double>> overall_interval;
+  std::vector<ClassChange> classes;
+  std::optional<double> geomean_us; ///< the baseline's
+  std::string event;                ///< "", "abandoned", "stopped"
+};
+
+/// Reads attempts.jsonl (docs/FORMATS.md) in file order; no file is an empty history. A line that
+/// is not a JSON object is an error naming `file:line`.
+std::vector<Attempt> read_attempts(const std::filesystem::path &file);
+
+/// The candidates as JSON (`kopt ls --json`).
+nlohmann::json to_json(const std::vector<CandidateRow> &rows);
+
+/// The candidates as an aligned text table.
+std::string format_candidates(const std::vector<CandidateRow> &rows);
+
+/// The history as JSON (`kopt log --json`).
+nlohmann::json to_json(const std::vector<Attempt> &attempts);
+
+/// The history as text: one line per attempt (date, candidate, verdict, overall change and
+/// interval, hypothesis), each class's change indented under it.
+std::string format_attempts(const std::vector<Attempt> &attempts);
+
+} // namespace kopt::report

@@ -1,0 +1,143 @@
+# kopt report on the host example's loop, end to end: 00..03 recorded, a tune and a heuristic
+# fit on it, a build whose compiles hit and miss ccache, then the page. Headless Chromium opens it
+# with the network off, a screenshot is taken, and every figure must hold data marks; the page
+# must name no URL and load nothing. The <family>_report target writes the same page.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+need ccache
+need python3
+chromium=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$chromium" ] || skip "chromium is not installed (scripts/install-deps.sh installs it)"
+
+export CCACHE_DIR=$WORK/ccache # a cache of this test's own, so hits and misses are ours
+copy_host_family
+python3 - "$family_src/family.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["compile_budget_s"] = 90
+spec["bench"]["rounds"] = 2
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+b=$WORK/b
+state=$b/kopt/host_gemm
+fam=(--spec "$family_src/family.json" --state-dir "$state")
+cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure"; }
+cmake --build "$b" --target candidate_00 candidate_01 candidate_02 candidate_03 >"$WORK/build.log" 2>&1 ||
+  { cat "$WORK/build.log"; fail "build"; }
+
+echo "--- the loop: record 00, then 01..03 against BEST"
+{ "$KOPT" bench "${fam[@]}" --best --quiet && "$KOPT" decide "${fam[@]}" --candidate 00 &&
+    "$KOPT" record "${fam[@]}" --candidate 00; } >"$WORK/best.log" 2>&1 || { cat "$WORK/best.log"; fail "baseline"; }
+for id in 01 02 03; do
+  "$KOPT" bench "${fam[@]}" --candidate $id --allow-failed >"$WORK/bench$id.log" 2>&1 ||
+    { cat "$WORK/bench$id.log"; fail "bench $id"; }
+  "$KOPT" decide "${fam[@]}" --candidate $id >"$WORK/decide$id.log" 2>&1 || true
+  "$KOPT" record "${fam[@]}" --candidate $id >"$WORK/record$id.log" 2>&1 ||
+    { cat "$WORK/decide$id.log" "$WORK/record$id.log"; fail "record $id"; }
+done
+"$KOPT" bench "${fam[@]}" --golden-only --json >"$WORK/golden.json" || fail "golden-only --json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['status'] == 'up to date', d" \
+  "$WORK/golden.json" || { cat "$WORK/golden.json"; fail "bench --golden-only --json is not JSON"; }
+
+echo "--- ls and log"
+"$KOPT" ls "${fam[@]}" --json >"$WORK/ls.json" || fail "ls"
+"$KOPT" log "${fam[@]}" --json >"$WORK/log.json" || fail "log"
+"$KOPT" log "${fam[@]}" >"$WORK/log.txt" || fail "log text"
+python3 - "$WORK/ls.json" "$WORK/log.json" <<'PY' || { cat "$WORK/ls.json" "$WORK/log.json"; fail "ls / log"; }
+import json, sys
+ls = {c["id"]: c for c in json.load(open(sys.argv[1]))}
+assert all(c["built"] and c["measured"] == "ok" for c in ls.values()), ls
+assert ls["00"]["recorded"] in ("baseline", "BEST"), ls["00"]
+assert ls["02"]["verdict"] == "incorrect" and ls["02"]["recorded"] == "incorrect", ls["02"]
+log = json.load(open(sys.argv[2]))
+assert [a["candidate"] for a in log] == ["00", "01", "02", "03"], log
+assert log[0]["kind"] == "baseline" and log[2]["verdict"] == "incorrect", log
+assert all(a["classes"] for a in log[1:] if a["verdict"] != "incorrect"), log
+PY
+
+echo "--- a tune of every kernel, and a heuristic fit on it"
+"$KOPT" tune "${fam[@]}" --repeat 1 --warmup 0 --chunk 13 --quiet \
+  --kernels gemm_16x16x16,gemm_16x64x32,gemm_16x64x64,gemm_32x32x32,gemm_32x64x32,gemm_64x64x32 >"$WORK/tune.log" 2>&1 ||
+  { cat "$WORK/tune.log"; fail "tune"; }
+"$KOPT" heuristic fit --results "$state/tune/00/full.csv" --out "$WORK/heuristic.json" --max-arms 3 \
+  --spec "$family_src/family.json" >"$WORK/fit.log" || { cat "$WORK/fit.log"; fail "fit"; }
+
+echo "--- the build report: a new candidate 04, then 00, 01 and 04 from clean (hits and misses)"
+mkdir -p "$family_src/candidates/04"
+echo '{"id": "04", "base": "01", "hypothesis": "01 with a comment: new content, the same code", "target": "global"}' \
+  >"$family_src/candidates/04/candidate.json"
+{ cat "$family_src/candidates/01/gemm_kernel.hpp"; echo "inline constexpr int kopt_candidate_04 = 4; // new code: its TUs miss the cache"; } >"$family_src/candidates/04/gemm_kernel.hpp"
+cmake -S "$family_src" -B "$b" >"$WORK/configure2.log" || { cat "$WORK/configure2.log"; fail "reconfigure"; }
+cmake --build "$b" --target clean >/dev/null || fail "clean"
+cmake --build "$b" --target candidate_00 candidate_01 candidate_04 \
+  >"$WORK/build2.log" 2>&1 || { cat "$WORK/build2.log"; fail "rebuild"; }
+"$KOPT" build-report "$b" --json >"$WORK/build-report.json" || fail "build-report"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c = d['ccache']; assert c['hits'] > 0 and c['misses'] > 0, c" \
+  "$WORK/build-report.json" || { head -c 600 "$WORK/build-report.json"; fail "hits and misses"; }
+
+echo "--- kopt report"
+page=$WORK/report.html
+"$KOPT" report "${fam[@]}" --build-dir "$b" --heuristic "$WORK/heuristic.json" --out "$page" --json \
+  >"$WORK/report.json" || { cat "$WORK/report.json"; fail "kopt report"; }
+python3 - "$WORK/report.json" "$page" <<'PY' || fail "the page"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+ids = [f["id"] for f in r["figures"]]
+assert ids == ["history", "best", "decision", "heatmap", "regions", "waterfall"], r
+assert r["not_shown"] == [], r
+html = open(sys.argv[2]).read()
+# Self-contained: no URL, no external reference, no script.
+assert not re.search(r"(https?:)?//[a-z0-9]", html, re.I), re.search(r"(https?:)?//[a-z0-9].{0,60}", html, re.I).group(0)
+assert not re.search(r"<(script|link|img|iframe|object|embed)\b", html, re.I), "external element"
+assert not re.search(r"\b(src|href)\s*=\s*\"(?!#)", html, re.I), "a src or href that leaves the page"
+assert "url(" not in html and "@import" not in html, "a stylesheet fetch"
+PY
+
+echo "--- headless Chromium, network off: the DOM holds every figure with data, and a screenshot"
+offline=()
+if unshare -n true 2>/dev/null; then offline=(unshare -n); fi # a network namespace with no network
+browse() {
+  "${offline[@]}" "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --user-data-dir="$WORK/chromium" --no-first-run --disable-background-networking \
+    --proxy-server=127.0.0.1:9 --host-resolver-rules="MAP * ~NOTFOUND" "$@" "file://$page" 2>>"$WORK/chromium.log"
+}
+browse --dump-dom >"$WORK/dom.html" || { tail -20 "$WORK/chromium.log"; fail "chromium --dump-dom"; }
+configs=$(($(wc -l <"$family_src/configs.csv") - 1))
+python3 - "$WORK/dom.html" "$configs" <<'PY' || fail "figures in the DOM"
+import sys
+from html.parser import HTMLParser
+configs = int(sys.argv[2])
+class Marks(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.figure = None; self.depth = 0; self.marks = {}; self.texts = {}
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "figure":
+            self.figure = a.get("data-figure"); self.marks[self.figure] = 0; self.texts[self.figure] = 0
+        elif self.figure and "mark" in (a.get("class") or "").split():
+            self.marks[self.figure] += 1
+        elif self.figure and tag == "text":
+            self.texts[self.figure] += 1
+    def handle_endtag(self, tag):
+        if tag == "figure": self.figure = None
+p = Marks(); p.feed(open(sys.argv[1]).read())
+want = {"history": 4, "best": 2, "decision": 2, "heatmap": 6 * configs, "regions": configs, "waterfall": 10}
+for figure, least in want.items():
+    assert p.marks.get(figure, 0) >= least, (figure, p.marks.get(figure), least)
+    assert p.texts.get(figure, 0) >= 5, (figure, "axis labels and ticks", p.texts.get(figure))
+print("marks per figure:", p.marks)
+PY
+browse --hide-scrollbars --window-size=1100,4400 --screenshot="$WORK/report.png" >/dev/null ||
+  { tail -20 "$WORK/chromium.log"; fail "chromium --screenshot"; }
+[ "$(stat -c %s "$WORK/report.png")" -gt 50000 ] || fail "the screenshot is (nearly) empty"
+if [ -n "${KOPT_REPORT_SHOT:-}" ]; then cp "$WORK/report.png" "$KOPT_REPORT_SHOT"; cp "$page" "${KOPT_REPORT_SHOT%.png}.html"; fi
+
+echo "--- the host_gemm_report target writes the same figures, the waterfall of the newest compile"
+cmake --build "$b" --target host_gemm_report >"$WORK/target.log" 2>&1 || { cat "$WORK/target.log"; fail "host_gemm_report"; }
+cmake --build "$b" --target host_gemm_report >"$WORK/target.log" 2>&1 || { cat "$WORK/target.log"; fail "host_gemm_report again"; }
+for figure in history best decision heatmap regions waterfall; do
+  grep -q "data-figure=\"$figure\"" "$state/report.html" || fail "the target's page lacks $figure"
+done
+grep -q "data-cache=\"miss\"" "$state/report.html" || fail "the target's waterfall is not the compile run"

@@ -1,0 +1,166 @@
+#include "report/figures.hpp"
+#include "report/loop.hpp"
+#include "report/report.hpp"
+#include "report/svg.hpp"
+
+#include "heuristic/fit.hpp"
+#include "spec/family.hpp"
+#include "temp_dir.hpp"
+#include "util/csv.hpp"
+#include "util/error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using kopt::test::fixture;
+using kopt::test::TempDir;
+namespace report = kopt::report;
+
+namespace {
+
+const char *kAttempts =
+    R"({"kind":"baseline","date":"2026-11-25T10:00:00Z","candidate":"00","hash":"aa","geomean_us":12.5,"measured_by":"chrono"})"
+    "\n"
+    R"({"kind":"attempt","date":"2026-11-25T10:05:00Z","candidate":"01","hash":"bb","best":"00","target":"global","hypothesis":"wider tiles","verdict":"keep","overall_change":-0.2,"overall_interval":[-0.25,-0.15],"classes":[{"class":"small","change":-0.1,"interval":[-0.12,-0.08],"state":"better"},{"class":"large","change":-0.3,"interval":null,"state":"better"}],"event":""})"
+    "\n"
+    R"({"kind":"stop","date":"2026-11-25T11:00:00Z","reason":"5 consecutive measured regressions"})"
+    "\n";
+
+kopt::heuristic::Results table() {
+  // Two shapes: k1 is fastest on the first, k2 on the second; k2 failed the golden on the first.
+  return kopt::heuristic::parse_results(kopt::util::parse_csv("M,N,K,kernel,us,err\n"
+                                                              "16,64,64,k1,10,0\n"
+                                                              "16,64,64,k2,5,1\n"
+                                                              "512,64,64,k1,30,0\n"
+                                                              "512,64,64,k2,20,0\n",
+                                                              "full.csv"));
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("report");
+
+TEST_CASE("read_attempts reads baselines, attempts and stops, and names a bad line") {
+  TempDir tmp;
+  auto attempts = report::read_attempts(tmp.write("attempts.jsonl", kAttempts));
+  REQUIRE(attempts.size() == 3);
+  CHECK(attempts[0].kind == "baseline");
+  CHECK(attempts[0].geomean_us == 12.5);
+  CHECK(attempts[1].verdict == "keep");
+  CHECK(attempts[1].overall_interval == std::make_pair(-0.25, -0.15));
+  REQUIRE(attempts[1].classes.size() == 2);
+  CHECK_FALSE(attempts[1].classes[1].interval);
+  CHECK(attempts[2].verdict == "5 consecutive measured regressions");
+  CHECK(report::read_attempts(tmp.path() / "none.jsonl").empty());
+  auto bad = tmp.write("bad.jsonl", std::string(kAttempts) + "{cut\n");
+  CHECK_THROWS_WITH_AS(report::read_attempts(bad),
+                       (bad.string() + ":4: expected one JSON object per line, got '{cut'").c_str(),
+                       kopt::Error);
+  std::string text = report::format_attempts(attempts);
+  CHECK(
+      text.find("01  keep        vs BEST 00: overall -20.00% [-25.00%, -15.00%]  -- wider tiles") !=
+      std::string::npos);
+  CHECK(text.find("stopped: 5 consecutive measured regressions") != std::string::npos);
+}
+
+TEST_CASE("the history figure draws one mark per class and attempt, and the baseline") {
+  TempDir tmp;
+  auto attempts = report::read_attempts(tmp.write("attempts.jsonl", kAttempts));
+  auto figure = report::history_figure(attempts, 0.01);
+  REQUIRE(figure);
+  CHECK(figure->marks == 3);
+  CHECK(figure->html.find("data-figure=\"history\"") != std::string::npos);
+  CHECK(figure->html.find("wider tiles") != std::string::npos);
+  CHECK(figure->html.find("grey band: noise threshold -1.0% .. +1.0%") != std::string::npos);
+  CHECK_FALSE(report::history_figure({}, 0.01));
+}
+
+TEST_CASE("the decision figure draws each class and the overall row with the threshold") {
+  report::DecisionView d;
+  d.candidate = "03";
+  d.best = "01";
+  d.verdict = "regression";
+  d.threshold = 0.02;
+  d.classes = {{"small", 0.05, std::make_pair(0.03, 0.07), "worse"},
+               {"large", 0.001, std::make_pair(-0.01, 0.012), "tie"}};
+  d.overall = report::ClassChange{"overall", 0.02, std::make_pair(0.01, 0.03), "tie"};
+  auto figure = report::decision_figure(d);
+  REQUIRE(figure);
+  CHECK(figure->marks == 3);
+  CHECK(figure->title == "The latest decision: candidate 03 vs BEST 01: regression");
+  CHECK(figure->html.find("grey band: noise threshold +-2.0%") != std::string::npos);
+  CHECK(figure->html.find("+5.0% [+3.0%, +7.0%]  worse") != std::string::npos);
+}
+
+TEST_CASE("the heatmap has a cell per usable kernel and shape; the tuned one is outlined") {
+  auto figure = report::heatmap_figure(table());
+  REQUIRE(figure);
+  CHECK(figure->marks == 3); // k2 on the first shape failed the golden: a grey box, no mark
+  CHECK(figure->html.find("M=512,N=64,K=64, k1: 30 us, 1.5x the shape&#39;s fastest") !=
+        std::string::npos);
+  CHECK(figure->html.find("(tuned choice)") != std::string::npos);
+}
+
+TEST_CASE("the region map marks every shape and rings each miss") {
+  kopt::heuristic::Results results = table();
+  kopt::heuristic::RuleList rules; // no rules: the default k1 everywhere misses the second shape
+  auto evaluation = kopt::heuristic::evaluate_rules(results, rules, "k1", 0.01);
+  auto figure = report::region_figure(results, rules, "k1", evaluation, "family.json");
+  REQUIRE(figure);
+  CHECK(figure->marks == 3); // two shapes and one miss
+  CHECK(figure->html.find("data-miss=\"1.5\"") != std::string::npos);
+  CHECK(figure->html.find("the heuristic picks k1, tuned is k2, 1.5x slower") != std::string::npos);
+  CHECK(figure->html.find("N*K (log scale)") != std::string::npos);
+}
+
+TEST_CASE("the waterfall puts overlapping commands on separate lanes and marks the budget") {
+  std::vector<kopt::buildinfo::LoggedCommand> commands = {
+      {{"a.o"}, "h1", 0, 2000}, {{"b.o"}, "h2", 500, 1500}, {{"app"}, "h3", 2000, 2600}};
+  kopt::buildinfo::BuildReport build;
+  build.tus = {{"a.o", "fam", "00", "", 2, kopt::buildinfo::CacheResult::direct_hit},
+               {"b.o", "fam", "00", "", 1, kopt::buildinfo::CacheResult::miss}};
+  build.families = {{"fam", 2, 3, 2.6, 1, 1}};
+  auto figure = report::waterfall_figure(commands, build, "fam", 4);
+  REQUIRE(figure);
+  CHECK(figure->marks == 3);
+  CHECK(figure->html.find("job 2") != std::string::npos);
+  CHECK(figure->html.find("job 3") == std::string::npos); // the link reuses a free lane
+  CHECK(figure->html.find("data-cache=\"direct_hit\"") != std::string::npos);
+  CHECK(figure->html.find("data-cache=\"miss\"") != std::string::npos);
+  CHECK(figure->html.find("fam compile budget 4 s") != std::string::npos);
+}
+
+TEST_CASE("a state folder with nothing yet gives a page that says what is missing") {
+  TempDir tmp;
+  kopt::spec::Family family = kopt::spec::load_family(fixture("gen/tiny/family.json"));
+  kopt::spec::Layout layout(tmp.path());
+  report::ReportOptions options;
+  options.date = "2026-11-25";
+  report::Page page = report::make_report(family, layout, options);
+  CHECK(page.figures.empty());
+  CHECK(page.not_shown.size() == 6);
+  CHECK(page.html.find("kopt report: tiny") != std::string::npos);
+  CHECK(page.html.find("http") == std::string::npos);
+  CHECK(page.html.find("<script") == std::string::npos);
+}
+
+TEST_CASE("svg helpers: escaping, numbers, scales, ticks") {
+  CHECK(report::num(31000.4) == "31000");
+  CHECK(report::num(1.23456) == "1.235");
+  CHECK(report::percent(0.05) == "+5.0%");
+  CHECK(report::percent(30.5) == "+3050%");
+  CHECK(report::percent(-0.0012) == "-0.12%");
+  CHECK(report::percent(0) == "0%");
+  CHECK(report::escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+  report::Scale linear(0, 10, 100, 200);
+  CHECK(linear(5) == 150);
+  CHECK(linear.ticks(5) == std::vector<double>{0, 2, 4, 6, 8, 10});
+  report::Scale log(16, 1024, 0, 600, true);
+  CHECK(log(128) == doctest::Approx(300));
+  CHECK(log.ticks(6) == std::vector<double>{16, 32, 64, 128, 256, 512, 1024});
+  report::Scale narrow(0.98, 1.03, 0, 100, true); // under 4x: round values, not powers of 2
+  CHECK(narrow.ticks(5) == std::vector<double>{0.98, 1, 1.02});
+}
+
+TEST_SUITE_END();
