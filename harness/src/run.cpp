@@ -159,6 +159,10 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   return results;
 }
 
+ResultColumns result_columns(const std::string &impl) {
+  return {"kernel", "us_" + impl, "err_" + impl, "samples_" + impl};
+}
+
 std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
                         const std::string &impl) {
   if (configs.empty()) {
@@ -168,7 +172,8 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
   for (const auto &column : configs.front().columns()) {
     text += csv_field(column) + ",";
   }
-  text += "kernel,us_" + impl + ",err_" + impl + ",samples_" + impl + "\n";
+  ResultColumns names = result_columns(impl);
+  text += names.kernel + "," + names.us + "," + names.err + "," + names.samples + "\n";
   for (std::size_t i = 0; i < results.size() && i < configs.size(); ++i) {
     for (const auto &value : configs[i].values()) {
       text += csv_field(value) + ",";
