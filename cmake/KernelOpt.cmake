@@ -248,28 +248,11 @@ macro(_kopt_imported_scope)
   endforeach()
 endmacro()
 
-# kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>]
-#                 [CCACHE_REMOTE <url>] [LAUNCHER <command>...])
-#   name           must equal family.json's "name"
-#   STATE_DIR      generated sources, binaries, results, golden (default <build>/kopt/<name>)
-#   LEDGER         state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
-#   PREFIX         prepended to target and test names, for several families in one project
-#   CCACHE_REMOTE  ccache remote_storage for candidate compiles (default KOPT_CCACHE_REMOTE)
-#   IMPORTED       a file from `kopt import`: candidates' instance TUs compile with that tree
-#                  target's flags and no others; baseline 00 links the tree's library when the
-#                  target is one, else compiles its instances the same way (docs/IMPORT.md)
-#   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
-#                  and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
-function(kopt_add_family name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE;IMPORTED"
-                        "LAUNCHER")
-  if(NOT ARG_SPEC)
-    message(FATAL_ERROR "kopt_add_family(${name}): SPEC <family.json> is required")
-  endif()
-  if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "kopt_add_family(${name}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
-  endif()
-  _kopt_find_executable()
+# The paths and command prefixes of a family, read from kopt_add_family's parsed arguments (ARG_*)
+# and set in the caller: spec, state, state_args (--spec, --state-dir, --ledger), p (the target
+# prefix), prefix_args, remote (ccache remote storage), run (how a harness run starts) and
+# base_dir (ccache's base_dir).
+macro(_kopt_family_settings name)
   get_filename_component(spec "${ARG_SPEC}" ABSOLUTE)
   set(state "${CMAKE_BINARY_DIR}/kopt/${name}")
   if(ARG_STATE_DIR)
@@ -294,9 +277,16 @@ function(kopt_add_family name)
   if(ARG_LAUNCHER)
     set(run ${ARG_LAUNCHER} ${KOPT_EXECUTABLE})
   endif()
+  set(base_dir "${KOPT_CCACHE_BASE_DIR}")
+  if(NOT base_dir)
+    _kopt_common_parent(base_dir "${CMAKE_SOURCE_DIR}" "${CMAKE_BINARY_DIR}" "${state}")
+  endif()
+endmacro()
 
-  # Configure time: validate the spec and generate every candidate (bad specs fail here, with
-  # kopt's message naming the file and field).
+# Configure time: validates the spec and generates every candidate (bad specs fail here, with
+# kopt's message naming the file and field), then reads the generated targets.cmake
+# (KOPT_<name>_*). A macro, so that targets.cmake's variables reach kopt_add_family.
+macro(_kopt_generate_family name)
   execute_process(
     COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
             --cmake-out ${state}/targets.cmake
@@ -315,12 +305,11 @@ function(kopt_add_family name)
   file(GLOB_RECURSE candidate_files CONFIGURE_DEPENDS "${KOPT_${name}_CANDIDATES_DIR}/*")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${spec}
                                                                  ${KOPT_${name}_CONFIGURE_DEPENDS})
+endmacro()
 
-  set(base_dir "${KOPT_CCACHE_BASE_DIR}")
-  if(NOT base_dir)
-    _kopt_common_parent(base_dir "${CMAKE_SOURCE_DIR}" "${CMAKE_BINARY_DIR}" "${state}")
-  endif()
-
+# What the family's backend asks of the tests, set in the caller: backend, bench_lock and
+# gpu_groups (how benchmarks share the machine).
+function(_kopt_backend_settings name)
   set(backend "${KOPT_${name}_BACKEND}")
   # Host benchmarks share the CPU: one at a time. GPU benchmarks get a GPU each instead.
   set(bench_lock RESOURCE_LOCK kopt_bench_host)
@@ -338,11 +327,17 @@ function(kopt_add_family name)
     set(bench_lock "")
     set(gpu_groups RESOURCE_GROUPS "gpus:1")
   endif()
+  set(backend "${backend}" PARENT_SCOPE)
+  set(bench_lock "${bench_lock}" PARENT_SCOPE)
+  set(gpu_groups "${gpu_groups}" PARENT_SCOPE)
+endfunction()
 
-  set(baseline "${KOPT_${name}_BASELINE}")
+# With IMPORTED <file>: reads the file from `kopt import` (KOPT_IMPORTED_*) and sets imported
+# (the tree's interface target) and import_mode (library or compile), saying which and why.
+# A macro, so that the file's variables reach kopt_add_family.
+macro(_kopt_read_import name)
   set(imported "")
   set(import_mode "")
-  set(import_compiled "") # candidates whose instance TUs compile with the imported flags
   if(ARG_IMPORTED)
     get_filename_component(imported_file "${ARG_IMPORTED}" ABSOLUTE)
     include(${imported_file})
@@ -353,127 +348,145 @@ function(kopt_add_family name)
                    "(${KOPT_IMPORTED_TYPE}) of ${KOPT_IMPORTED_BUILD_DIR}: baseline mode "
                    "${import_mode}: ${import_reason}")
   endif()
-  foreach(id IN LISTS KOPT_${name}_CANDIDATES)
-    set(dir "${KOPT_${name}_${id}_DIR}")
-    set(target ${p}candidate_${id})
-    add_custom_command(
-      OUTPUT ${KOPT_${name}_${id}_OUTPUTS}
-      COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
-              --candidate ${id}
-      DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
-      COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
-    set(sources ${KOPT_${name}_${id}_SOURCES})
-    if(imported)
-      # Instance TUs compile in a target of their own with the tree's flags only (see
-      # _kopt_imported_scope); the tree's library already holds the baseline's in library mode.
-      list(FILTER sources EXCLUDE REGEX "/instances/[^/]*$")
-    endif()
-    add_executable(${target} ${KOPT_${name}_HARNESS} ${sources})
-    target_include_directories(${target} PRIVATE ${dir})
-    target_link_libraries(${target} PRIVATE KernelOpt::harness)
-    if(imported)
-      target_link_libraries(${target} PRIVATE ${imported})
-      if(id STREQUAL baseline AND import_mode STREQUAL "library")
-        target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
-      else()
-        list(APPEND import_compiled ${id})
-        target_link_libraries(${target} PRIVATE ${target}_instances)
-        # The instance target lies in another folder: this one generates its sources first.
-        add_custom_target(${target}_sources DEPENDS ${KOPT_${name}_${id}_OUTPUTS})
-      endif()
-      if(KOPT_IMPORTED_SEPARABLE)
-        # Relocatable device code (the tree's objects, or ours) needs nvcc's device link.
-        set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON
-                                                   CUDA_RESOLVE_DEVICE_SYMBOLS ON)
-      endif()
-      if(KOPT_IMPORTED_LANGUAGE STREQUAL "CXX" AND KOPT_IMPORTED_STANDARD GREATER 17)
-        # The harness and glue include the kernel header: at least the tree's standard.
-        target_compile_features(${target} PRIVATE cxx_std_${KOPT_IMPORTED_STANDARD})
-      endif()
-    endif()
-    # The content hash is in no TU (a changed hash would cost a compile): kopt stamps it into
-    # the executable when it links, and a changed hash re-links.
-    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${dir}/kopt_hash.txt)
-    add_custom_command(TARGET ${target} POST_BUILD
-      COMMAND ${KOPT_EXECUTABLE} stamp-hash $<TARGET_FILE:${target}>
-              --hash-file ${dir}/kopt_hash.txt
-      VERBATIM)
-    _kopt_compile_pool(${backend} pool)
-    set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
-    target_compile_features(${target} PRIVATE cxx_std_17)
-    set_target_properties(${target} PROPERTIES
-      CXX_EXTENSIONS OFF
-      RUNTIME_OUTPUT_DIRECTORY ${state}/bin
-      OUTPUT_NAME candidate_${id})
-    if(backend STREQUAL "cuda")
-      # Instance TUs hold the kernels: nvcc compiles them; registry and dispatch stay
-      # C++ and only need the CUDA headers.
-      set(instances ${KOPT_${name}_${id}_SOURCES})
-      list(FILTER instances INCLUDE REGEX "/instances/[^/]*$")
-      set_source_files_properties(${instances} PROPERTIES LANGUAGE CUDA)
-      target_link_libraries(${target} PRIVATE CUDA::cudart)
-      set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
-                                                 CUDA_EXTENSIONS OFF)
-    endif()
-    if(backend STREQUAL "hip")
-      _kopt_hip_target(${name} ${target} "${KOPT_${name}_HARNESS};${KOPT_${name}_${id}_SOURCES}")
-    endif()
-    # Compiling from the candidate's own folder makes the relative paths ccache hashes the
-    # same for every candidate folder of the same content; the launcher also rewrites the
-    # compiler's messages to name the user's files instead of the generated copies.
-    set(launcher "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir}")
-    if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
-      if(remote)
-        list(APPEND launcher --remote-storage "${remote}")
-      endif()
-      list(APPEND launcher -- ${KOPT_CCACHE_PROGRAM})
-    else()
-      list(APPEND launcher --)
-    endif()
-    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
-                                               CUDA_COMPILER_LAUNCHER "${launcher}"
-                                               HIP_COMPILER_LAUNCHER "${launcher}")
-    set(launcher_${id} "${launcher}")
+endmacro()
 
-    add_custom_target(${target}_bench
-      # Over the family's compile_budget_s, the bench fails naming the slowest TUs.
-      COMMAND ${KOPT_EXECUTABLE} build-report ${CMAKE_BINARY_DIR} --spec ${spec}
-      COMMAND ${run} bench ${state_args} --candidate ${id}
-      USES_TERMINAL VERBATIM)
-    add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})
-
-    add_test(NAME ${target}.build
-             COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${target}
-                     ${p}candidate_${baseline})
-    set_tests_properties(${target}.build PROPERTIES
-      FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
-    add_test(NAME ${target}.bench
-             COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse)
-    set_tests_properties(${target}.bench PROPERTIES
-      FIXTURES_SETUP ${p}${name}.${id}.measured
-      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden;${p}${name}.best.built"
-      ${bench_lock} ${gpu_groups})
-    add_test(NAME ${target}.correctness
-             COMMAND ${run} check ${state_args} --candidate ${id}
-                     --build-dir ${CMAKE_BINARY_DIR} ${prefix_args})
-    set_tests_properties(${target}.correctness PROPERTIES
-      LABELS correctness
-      FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden" ${gpu_groups})
-    if(NOT id STREQUAL baseline)
-      add_test(NAME ${target}.keep COMMAND ${KOPT_EXECUTABLE} decide ${state_args} --candidate ${id})
-      set_tests_properties(${target}.keep PROPERTIES
-        LABELS keep
-        FIXTURES_REQUIRED "${p}${name}.${id}.measured")
-    endif()
-  endforeach()
-
-  if(import_compiled)
-    # A folder of kopt's own, so that none of this project's flags reach the instance TUs.
-    file(CONFIGURE OUTPUT "${state}/imported/CMakeLists.txt"
-         CONTENT "# Generated by kopt_add_family(${name}): the instance TUs, with the imported flags only.\n_kopt_imported_scope()\n")
-    add_subdirectory("${state}/imported" "${state}/imported-build")
+# An IMPORTED family's candidate `target`: links the tree's interface, and either the tree's
+# library (the baseline in library mode) or its own instance target, compiled with the tree's
+# flags in kopt's folder (then `id` is appended to the caller's import_compiled).
+function(_kopt_link_imported name id target)
+  target_link_libraries(${target} PRIVATE ${imported})
+  if(id STREQUAL baseline AND import_mode STREQUAL "library")
+    target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
+  else()
+    set(import_compiled ${import_compiled} ${id} PARENT_SCOPE)
+    target_link_libraries(${target} PRIVATE ${target}_instances)
+    # The instance target lies in another folder: this one generates its sources first.
+    add_custom_target(${target}_sources DEPENDS ${KOPT_${name}_${id}_OUTPUTS})
   endif()
+  if(KOPT_IMPORTED_SEPARABLE)
+    # Relocatable device code (the tree's objects, or ours) needs nvcc's device link.
+    set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON
+                                               CUDA_RESOLVE_DEVICE_SYMBOLS ON)
+  endif()
+  if(KOPT_IMPORTED_LANGUAGE STREQUAL "CXX" AND KOPT_IMPORTED_STANDARD GREATER 17)
+    # The harness and glue include the kernel header: at least the tree's standard.
+    target_compile_features(${target} PRIVATE cxx_std_${KOPT_IMPORTED_STANDARD})
+  endif()
+endfunction()
 
+# Candidate `id`'s harness executable, candidate_<id>: its sources regenerated when an input
+# changes, the content hash stamped in when it links, compiled as its backend needs.
+function(_kopt_candidate_executable name id)
+  set(dir "${KOPT_${name}_${id}_DIR}")
+  set(target ${p}candidate_${id})
+  add_custom_command(
+    OUTPUT ${KOPT_${name}_${id}_OUTPUTS}
+    COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
+            --candidate ${id}
+    DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
+    COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
+  set(sources ${KOPT_${name}_${id}_SOURCES})
+  if(imported)
+    # Instance TUs compile in a target of their own with the tree's flags only (see
+    # _kopt_imported_scope); the tree's library already holds the baseline's in library mode.
+    list(FILTER sources EXCLUDE REGEX "/instances/[^/]*$")
+  endif()
+  add_executable(${target} ${KOPT_${name}_HARNESS} ${sources})
+  target_include_directories(${target} PRIVATE ${dir})
+  target_link_libraries(${target} PRIVATE KernelOpt::harness)
+  if(imported)
+    _kopt_link_imported(${name} ${id} ${target})
+    set(import_compiled ${import_compiled} PARENT_SCOPE)
+  endif()
+  # The content hash is in no TU (a changed hash would cost a compile): kopt stamps it into
+  # the executable when it links, and a changed hash re-links.
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${dir}/kopt_hash.txt)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${KOPT_EXECUTABLE} stamp-hash $<TARGET_FILE:${target}>
+            --hash-file ${dir}/kopt_hash.txt
+    VERBATIM)
+  set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  set_target_properties(${target} PROPERTIES
+    CXX_EXTENSIONS OFF
+    RUNTIME_OUTPUT_DIRECTORY ${state}/bin
+    OUTPUT_NAME candidate_${id})
+  if(backend STREQUAL "cuda")
+    # Instance TUs hold the kernels: nvcc compiles them; registry and dispatch stay
+    # C++ and only need the CUDA headers.
+    set(instances ${KOPT_${name}_${id}_SOURCES})
+    list(FILTER instances INCLUDE REGEX "/instances/[^/]*$")
+    set_source_files_properties(${instances} PROPERTIES LANGUAGE CUDA)
+    target_link_libraries(${target} PRIVATE CUDA::cudart)
+    set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                                               CUDA_EXTENSIONS OFF)
+  endif()
+  if(backend STREQUAL "hip")
+    _kopt_hip_target(${name} ${target} "${KOPT_${name}_HARNESS};${KOPT_${name}_${id}_SOURCES}")
+  endif()
+endfunction()
+
+# Every compile of candidate `id` goes through `kopt launch-compile` (then ccache when used);
+# sets the caller's launcher_<id> for the imported instance target too.
+function(_kopt_candidate_launcher name id)
+  set(dir "${KOPT_${name}_${id}_DIR}")
+  # Compiling from the candidate's own folder makes the relative paths ccache hashes the
+  # same for every candidate folder of the same content; the launcher also rewrites the
+  # compiler's messages to name the user's files instead of the generated copies.
+  set(launcher "${KOPT_EXECUTABLE};launch-compile;--cwd;${dir};--base-dir;${base_dir}")
+  if(KOPT_USE_CCACHE AND KOPT_CCACHE_PROGRAM)
+    if(remote)
+      list(APPEND launcher --remote-storage "${remote}")
+    endif()
+    list(APPEND launcher -- ${KOPT_CCACHE_PROGRAM})
+  else()
+    list(APPEND launcher --)
+  endif()
+  set_target_properties(${p}candidate_${id} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
+                                                       CUDA_COMPILER_LAUNCHER "${launcher}"
+                                                       HIP_COMPILER_LAUNCHER "${launcher}")
+  set(launcher_${id} "${launcher}" PARENT_SCOPE)
+endfunction()
+
+# Candidate `id`'s bench target and its tests: .build, .bench, .correctness, and .keep for
+# every candidate but the baseline.
+function(_kopt_candidate_tests name id)
+  set(target ${p}candidate_${id})
+  add_custom_target(${target}_bench
+    # Over the family's compile_budget_s, the bench fails naming the slowest TUs.
+    COMMAND ${KOPT_EXECUTABLE} build-report ${CMAKE_BINARY_DIR} --spec ${spec}
+    COMMAND ${run} bench ${state_args} --candidate ${id}
+    USES_TERMINAL VERBATIM)
+  add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})
+
+  add_test(NAME ${target}.build
+           COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${target}
+                   ${p}candidate_${baseline})
+  set_tests_properties(${target}.build PROPERTIES
+    FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
+  add_test(NAME ${target}.bench
+           COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse)
+  set_tests_properties(${target}.bench PROPERTIES
+    FIXTURES_SETUP ${p}${name}.${id}.measured
+    FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden;${p}${name}.best.built"
+    ${bench_lock} ${gpu_groups})
+  add_test(NAME ${target}.correctness
+           COMMAND ${run} check ${state_args} --candidate ${id}
+                   --build-dir ${CMAKE_BINARY_DIR} ${prefix_args})
+  set_tests_properties(${target}.correctness PROPERTIES
+    LABELS correctness
+    FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden" ${gpu_groups})
+  if(NOT id STREQUAL baseline)
+    add_test(NAME ${target}.keep COMMAND ${KOPT_EXECUTABLE} decide ${state_args} --candidate ${id})
+    set_tests_properties(${target}.keep PROPERTIES
+      LABELS keep
+      FIXTURES_REQUIRED "${p}${name}.${id}.measured")
+  endif()
+endfunction()
+
+# The family's own tests: .golden (the baseline writes the golden) and .best.build (BEST, found
+# at test time, is built for the benches).
+function(_kopt_family_tests name)
   add_test(NAME ${p}${name}.golden
            COMMAND ${run} bench ${state_args} --golden-only)
   set_tests_properties(${p}${name}.golden PROPERTIES
@@ -493,4 +506,51 @@ function(kopt_add_family name)
   set_tests_properties(${p}${name}.best.build PROPERTIES
     FIXTURES_SETUP ${p}${name}.best.built
     RESOURCE_LOCK kopt_build)
+endfunction()
+
+# kopt_add_family(<name> SPEC <family.json> [STATE_DIR <dir>] [LEDGER <dir>] [PREFIX <p>]
+#                 [CCACHE_REMOTE <url>] [LAUNCHER <command>...])
+#   name           must equal family.json's "name"
+#   STATE_DIR      generated sources, binaries, results, golden (default <build>/kopt/<name>)
+#   LEDGER         state.json, performance.md, attempts.jsonl (default <STATE_DIR>/ledger)
+#   PREFIX         prepended to target and test names, for several families in one project
+#   CCACHE_REMOTE  ccache remote_storage for candidate compiles (default KOPT_CCACHE_REMOTE)
+#   IMPORTED       a file from `kopt import`: candidates' instance TUs compile with that tree
+#                  target's flags and no others; baseline 00 links the tree's library when the
+#                  target is one, else compiles its instances the same way (docs/IMPORT.md)
+#   LAUNCHER       prefix of every harness run: the bench target, the .bench, .golden,
+#                  and .correctness tests (default KOPT_LAUNCHER), e.g. srun --gres=gpu:1
+# The steps below read and set variables of this function's scope (spec, state, p, backend,
+# baseline...), each helper saying which.
+function(kopt_add_family name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;STATE_DIR;LEDGER;PREFIX;CCACHE_REMOTE;IMPORTED"
+                        "LAUNCHER")
+  if(NOT ARG_SPEC)
+    message(FATAL_ERROR "kopt_add_family(${name}): SPEC <family.json> is required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kopt_add_family(${name}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  _kopt_find_executable()
+  _kopt_family_settings(${name})
+  _kopt_generate_family(${name})
+  _kopt_backend_settings(${name})
+  set(baseline "${KOPT_${name}_BASELINE}")
+  _kopt_read_import(${name})
+  _kopt_compile_pool(${backend} pool)
+  set(import_compiled "") # candidates whose instance TUs compile with the imported flags
+
+  foreach(id IN LISTS KOPT_${name}_CANDIDATES)
+    _kopt_candidate_executable(${name} ${id})
+    _kopt_candidate_launcher(${name} ${id})
+    _kopt_candidate_tests(${name} ${id})
+  endforeach()
+
+  if(import_compiled)
+    # A folder of kopt's own, so that none of this project's flags reach the instance TUs.
+    file(CONFIGURE OUTPUT "${state}/imported/CMakeLists.txt"
+         CONTENT "# Generated by kopt_add_family(${name}): the instance TUs, with the imported flags only.\n_kopt_imported_scope()\n")
+    add_subdirectory("${state}/imported" "${state}/imported-build")
+  endif()
+  _kopt_family_tests(${name})
 endfunction()

@@ -67,13 +67,17 @@ double Config::get_double(std::string_view name) const {
   return value;
 }
 
-std::string Config::key() const {
-  std::string key;
-  for (std::size_t i = 0; i < values_.size(); ++i) {
-    key += (i ? "," : "") + (*columns_)[i] + "=" + values_[i];
+std::string config_label(const std::vector<std::string> &columns,
+                         const std::vector<std::string> &values) {
+  std::string label;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    label += i ? "," : "";
+    label += i < columns.size() ? columns[i] + "=" + values[i] : values[i];
   }
-  return key;
+  return label;
 }
+
+std::string Config::key() const { return config_label(*columns_, values_); }
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include "kopt/harness/golden.hpp"
 
+#include "kopt/harness/atomic_file.hpp"
 #include "kopt/harness/error.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -73,26 +73,7 @@ void write_golden(const std::string &path, const Golden &golden) {
       put_float(out, value);
     }
   }
-  // The temp file sits beside the target so the rename stays on one file system.
-  auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  std::string temp = path + ".tmp-" + std::to_string(stamp);
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file.write(out.data(), static_cast<std::streamsize>(out.size()));
-    file.close();
-    if (!file) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw Error(path + ": cannot write the golden");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    throw Error(path + ": cannot write the golden: " + ec.message());
-  }
+  write_file_atomic(path, out);
 }
 
 namespace {

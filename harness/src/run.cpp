@@ -1,13 +1,12 @@
 #include "kopt/harness/run.hpp"
 
+#include "kopt/harness/atomic_file.hpp"
 #include "kopt/harness/error.hpp"
 #include "kopt/harness/golden.hpp"
 #include "kopt/harness/identity.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -31,29 +30,6 @@ std::string csv_field(const std::string &field) {
     quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   }
   return quoted + "\"";
-}
-
-// Writes text through a temporary file and a rename: kopt may read the results while we write.
-void write_atomic(const std::string &path, const std::string &text) {
-  auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  std::string temp = path + ".tmp-" + std::to_string(stamp);
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw Error(path + ": cannot write the results");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    throw Error(path + ": cannot write the results: " + ec.message());
-  }
 }
 
 const char *mode_name(Mode mode) {
@@ -159,6 +135,10 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   return results;
 }
 
+ResultColumns result_columns(const std::string &impl) {
+  return {"kernel", "us_" + impl, "err_" + impl, "samples_" + impl};
+}
+
 std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
                         const std::string &impl) {
   if (configs.empty()) {
@@ -168,7 +148,8 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
   for (const auto &column : configs.front().columns()) {
     text += csv_field(column) + ",";
   }
-  text += "kernel,us_" + impl + ",err_" + impl + ",samples_" + impl + "\n";
+  ResultColumns names = result_columns(impl);
+  text += names.kernel + "," + names.us + "," + names.err + "," + names.samples + "\n";
   for (std::size_t i = 0; i < results.size() && i < configs.size(); ++i) {
     for (const auto &value : configs[i].values()) {
       text += csv_field(value) + ",";
@@ -212,7 +193,7 @@ int run_main(int argc, char **argv, const FamilySpec &spec) {
     if (options.out.empty()) {
       std::cout << csv << std::flush;
     } else {
-      write_atomic(options.out, csv);
+      write_file_atomic(options.out, csv);
     }
     return 0;
   } catch (const std::exception &error) {

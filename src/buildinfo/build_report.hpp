@@ -1,5 +1,8 @@
 #pragma once
 
+// The build report: what the last ninja run compiled and how long it took (.ninja_log), each
+// compile's ccache result, and the family's compile-time budget (`kopt build-report`).
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

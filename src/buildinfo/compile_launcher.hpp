@@ -1,5 +1,9 @@
 #pragma once
 
+// The compile launcher (`kopt launch-compile`): every candidate compile runs from the candidate's
+// own folder through ccache, and its depfile and diagnostics are rewritten to name the user's
+// files. The remote cache check it makes first is in remote_cache.hpp.
+
 #include "util/process.hpp"
 
 #include <filesystem>

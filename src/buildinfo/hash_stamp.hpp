@@ -1,5 +1,8 @@
 #pragma once
 
+// The hash stamp (`kopt stamp-hash`): the candidate's content hash written into its linked
+// harness, so that no TU holds it and a changed hash costs a re-link, not a compile.
+
 #include <filesystem>
 #include <string>
 #include <string_view>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Ninja's recorded dependencies (`ninja -t deps`) and the identity check `kopt check` makes
+// with them: a candidate's objects were compiled from its own generated sources.
+
 #include <filesystem>
 #include <map>
 #include <string>

@@ -1,5 +1,8 @@
 #pragma once
 
+// ccache's remote storage: its Redis entries are probed before a compile, and those that do not
+// answer are dropped, so compiles fall back to the local cache at once (with a warning).
+
 #include <optional>
 #include <string>
 

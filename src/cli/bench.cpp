@@ -47,7 +47,8 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
   best->excludes(golden);
   app.add_option("--rounds", options.rounds,
                  "side-by-side rounds of BEST and the candidate (default: family.json's "
-                 "bench.rounds, else 6)")
+                 "bench.rounds, else " +
+                     std::to_string(spec::defaults::rounds) + ")")
       ->check(CLI::Range(2, 1000));
   app.add_option(
       "--build-dir", options.build_dir,
@@ -123,7 +124,8 @@ Handler setup_bench(CLI::App &app) {
       throw Error("bench: give --candidate <id>, --best or --golden-only");
     }
     const std::string &id = loaded.candidates.get(requested).id();
-    std::string identical = loaded.identical_to(id, best);
+    std::string identical = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
+                                                 loaded.candidates, id, best);
     if (!identical.empty() && !options->build_only) {
       std::string hash = loaded.candidates.content_hash(loaded.family, id);
       print_result(

@@ -25,7 +25,8 @@ Handler setup_calibrate(CLI::App &app) {
   auto options = std::make_shared<CalibrateOptions>();
   options->family.add_to(app);
   app.add_option("--rounds", options->rounds,
-                 "side-by-side rounds (default: family.json's bench.rounds, else 6)")
+                 "side-by-side rounds (default: family.json's bench.rounds, else " +
+                     std::to_string(spec::defaults::rounds) + ")")
       ->check(CLI::Range(2, 1000));
   add_quiet_option(app, options->quiet);
   return [options](Context &context) {

@@ -1,9 +1,7 @@
-#include "buildinfo/ninja_deps.hpp"
+#include "decide/check.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
-#include "decide/decide.hpp"
 #include "profile/bench.hpp"
-#include "util/file_lock.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -23,28 +21,6 @@ struct CheckOptions {
   std::string prefix;
   bool build = false;
 };
-
-// Proves from ninja's recorded dependencies that the candidate's objects were compiled from
-// its own generated sources (a worktree build can silently pick up the baseline's files).
-buildinfo::IdentityCheck identity(const LoadedFamily &loaded, const std::string &id,
-                                  const std::string &build_dir, const std::string &prefix) {
-  util::RealProcessRunner runner;
-  util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
-  util::ProcessResult result = runner.run(command);
-  if (!result.ok()) {
-    buildinfo::IdentityCheck failed;
-    failed.problems.push_back("`ninja -C " + build_dir + " -t deps` " + result.describe(120));
-    return failed;
-  }
-  std::vector<std::filesystem::path> foreign;
-  for (const auto &c : loaded.candidates.all()) {
-    foreign.push_back(c.dir);
-  }
-  return buildinfo::check_identity(
-      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
-      prefix + "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
-      loaded.family.kernel_header, foreign);
-}
 
 } // namespace
 
@@ -67,35 +43,24 @@ Handler setup_check(CLI::App &app) {
     if (!setup) {
       return 1;
     }
-    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     util::RealProcessRunner runner;
-    profile::ensure_golden(loaded.family, loaded.layout, baseline,
-                           loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);
-    std::string expected = loaded.candidates.content_hash(loaded.family, id);
-
-    std::vector<std::string> problems;
-    if (!options->build_dir.empty()) {
-      buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir, options->prefix);
-      for (const auto &p : check.problems) {
-        problems.push_back("identity: " + p);
-      }
-    }
-    profile::Measurement m = profile::run_harness(
-        loaded.family, loaded.layout, id, profile::HarnessMode::correctness, runner, *setup);
-    for (const auto &p : decide::correctness_problems(m, id, expected)) {
-      problems.push_back(p);
-    }
-
+    decide::CheckResult check = decide::check_candidate(
+        loaded.family, loaded.candidates, loaded.layout,
+        {id, options->build_dir, options->prefix, baseline}, runner, *setup, context.err);
+    const std::vector<std::string> &problems = check.problems;
     if (context.json) {
-      context.out << nlohmann::json{{"candidate", id},           {"correct", problems.empty()},
-                                    {"problems", problems},      {"hash", m.hash},
-                                    {"expected_hash", expected}, {"configs", m.configs.size()}}
+      context.out << nlohmann::json{{"candidate", id},
+                                    {"correct", problems.empty()},
+                                    {"problems", problems},
+                                    {"hash", check.hash},
+                                    {"expected_hash", check.expected_hash},
+                                    {"configs", check.configs}}
                          .dump(2)
                   << "\n";
     } else if (problems.empty()) {
-      context.out << "candidate " << id << ": correct: " << m.configs.size()
+      context.out << "candidate " << id << ": correct: " << check.configs
                   << " configs, every err == 0 against the golden from candidate " << baseline
-                  << "; hash " << expected << "\n";
+                  << "; hash " << check.expected_hash << "\n";
     } else {
       context.out << "candidate " << id << ": NOT correct\n  " << util::join(problems, "\n  ")
                   << "\n";

@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/file_lock.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -38,14 +39,17 @@ Handler setup_decide(CLI::App &app) {
   app.add_option("--candidate", options->candidate, "the candidate id to decide")->required();
   app.add_option("--noise", options->noise,
                  "the threshold: a class's interval beyond it counts at once (default: "
-                 "family.json's keep.threshold, else 0.01)");
+                 "family.json's keep.threshold, else " +
+                     util::format_number(spec::defaults::keep_threshold) + ")");
   app.add_option("--confidence", options->confidence,
                  "the confidence of each class's interval (default: family.json's "
-                 "keep.confidence, else 0.95)")
+                 "keep.confidence, else " +
+                     util::format_number(spec::defaults::keep_confidence) + ")")
       ->check(CLI::Range(0.5, 0.9999));
   app.add_option("--max-regression", options->max_regression,
                  "how much worse a non-target class may get and still keep (default: "
-                 "family.json's keep.max_regression, else 0.02)");
+                 "family.json's keep.max_regression, else " +
+                     util::format_number(spec::defaults::keep_max_regression) + ")");
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");
   app.add_flag("--weight-by-count", options->weight_by_count,
@@ -62,7 +66,8 @@ Handler setup_decide(CLI::App &app) {
     request.target = candidate.spec.target;
     request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
     request.best_hash = best.hash;
-    request.identical_to = loaded.identical_to(id, best);
+    request.identical_to = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
+                                                loaded.candidates, id, best);
     std::filesystem::path decision_path = loaded.layout.decision(id);
     std::error_code ec;
     if (std::filesystem::exists(decision_path, ec)) {

@@ -39,30 +39,6 @@ ledger::Best LoadedFamily::best(ledger::ContentCheck check) const {
   return ledger::resolve_best(ledger::Files{layout.ledger}, family, candidates, check);
 }
 
-std::string LoadedFamily::identical_to(const std::string &id, const ledger::Best &best) const {
-  if (id == best.id) {
-    return "";
-  }
-  std::string hash = candidates.content_hash(family, id);
-  if (hash == best.hash) {
-    return "BEST " + best.id;
-  }
-  std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
-  if (state) {
-    for (const ledger::RecordedAttempt &attempt : state->recorded) {
-      if (attempt.hash == hash && attempt.candidate != id) {
-        return attempt.candidate;
-      }
-    }
-    for (const ledger::KeptRow &kept : state->kept) {
-      if (kept.hash == hash && kept.candidate != id) {
-        return kept.candidate;
-      }
-    }
-  }
-  return "";
-}
-
 LoadedFamily load_family(const FamilyOptions &options) {
   spec::Family family = spec::load_family(options.spec);
   candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
@@ -72,7 +48,7 @@ LoadedFamily load_family(const FamilyOptions &options) {
 
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
                                            std::ostream &err) {
-  if (loaded.family.backend == "host") {
+  if (loaded.family.backend == spec::Backend::host) {
     return profile::RunSetup{};
   }
   util::RealProcessRunner runner;
@@ -92,7 +68,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
   }
   err << "kopt: GPU gate: " << binding.message << "\n";
   profile::RunSetup setup{binding.env, binding.device, "", ""};
-  if (loaded.family.backend == "cuda") {
+  if (loaded.family.backend == spec::Backend::cuda) {
     gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
     setup.driver = state.driver;
     setup.clocks = state.clocks;

@@ -43,10 +43,6 @@ struct LoadedFamily {
 
   /// BEST from the ledger, or the baseline before the first record; see ledger::resolve_best.
   ledger::Best best(ledger::ContentCheck check = ledger::ContentCheck::verify) const;
-
-  /// Returns "BEST 01" or the id of a recorded candidate whose content hash equals `id`'s, or ""
-  /// when `id` is new code (BEST itself is never identical to itself); `best` is best().
-  std::string identical_to(const std::string &id, const ledger::Best &best) const;
 };
 
 /// Loads family.json, discovers the candidates and builds the layout.

@@ -80,11 +80,11 @@ Handler setup_resource_usage(CLI::App &app) {
                  "candidates to show (default: every candidate with a built harness)");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
-    if (loaded.family.backend != "cuda") {
+    if (loaded.family.backend != spec::Backend::cuda) {
       throw Error(loaded.family.file.string() +
                   ": backend: kopt resource-usage reads cuda "
                   "binaries (cuobjdump); '" +
-                  loaded.family.backend + "' is not supported yet");
+                  spec::to_string(loaded.family.backend) + "' is not supported yet");
     }
     std::string best = loaded.best(ledger::ContentCheck::skip).id;
     std::vector<std::string> ids = options->candidates;

@@ -6,6 +6,8 @@
 #include "util/stats.hpp"
 #include "util/text.hpp"
 
+#include <kopt/harness/config.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,14 +23,7 @@ using profile::Measurement;
 
 std::string percent(double fraction) { return util::format_number(fraction * 100, 4) + "%"; }
 
-std::string config_label(const std::vector<std::string> &columns,
-                         const std::vector<std::string> &values) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < values.size(); ++i) {
-    parts.push_back(i < columns.size() ? columns[i] + "=" + values[i] : values[i]);
-  }
-  return util::join(parts, ",");
-}
+using harness::config_label;
 
 // Lists at most `limit` items and says how many more there were, so a reason stays one line.
 std::string list_some(const std::vector<std::string> &items, size_t limit = 8) {
@@ -841,7 +836,8 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.measured_by = util::json_field<std::string>(j, "measured_by", source);
   d.options.noise = util::json_field<double>(j, "noise", source);
   d.options.max_regression = util::json_field<double>(j, "max_regression", source);
-  d.options.confidence = util::json_field_or<double>(j, "confidence", 0.95, source);
+  d.options.confidence =
+      util::json_field_or<double>(j, "confidence", spec::defaults::keep_confidence, source);
   std::string method = util::json_field_or<std::string>(j, "method", "means", source);
   if (method != "paired" && method != "means") {
     throw Error(source + ": method: expected one of paired, means, got '" + method + "'");

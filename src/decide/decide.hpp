@@ -1,6 +1,7 @@
 #pragma once
 
 #include "profile/measurement.hpp"
+#include "spec/defaults.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -35,9 +36,10 @@ enum class Weighting { equal, count };
 
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {
-  double noise = 0.01;          ///< the threshold: a class's interval beyond it counts at once
-  double confidence = 0.95;     ///< the confidence of each class's interval
-  double max_regression = 0.02; ///< a non-target class may get this much worse and still keep
+  double noise = spec::defaults::keep_threshold; ///< a class's interval beyond it counts at once
+  double confidence = spec::defaults::keep_confidence; ///< each class's interval's confidence
+  /// A non-target class may get this much worse and still keep.
+  double max_regression = spec::defaults::keep_max_regression;
   HarnessTime harness_time = HarnessTime::refuse;
   Weighting weighting = Weighting::equal;
 };

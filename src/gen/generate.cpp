@@ -178,22 +178,12 @@ std::string cmake_list(const std::vector<fs::path> &paths) {
   return util::cmake_quote_list(items);
 }
 
-} // namespace
-
-Generated generate_candidate(const spec::Family &family, const candidate::CandidateSet &set,
-                             const std::string &id, const fs::path &out_root) {
-  const candidate::Candidate &candidate = set.get(id);
-  Generated g;
-  g.candidate = id;
-  g.base = candidate.spec.base;
-  g.target = candidate.spec.target;
-  g.dir = fs::absolute(out_root / id).lexically_normal();
-  std::map<std::string, fs::path> sources = set.resolve_sources(family, id);
-  g.hash = set.content_hash(family, id);
-
+// The tuned table's rows (none without one); a row naming a kernel that is not an instance is
+// an error naming the table's line.
+std::vector<TunedRow> read_tuned(const spec::Family &family, std::vector<std::string> &warnings) {
   std::vector<TunedRow> tuned;
   if (!family.tuned.empty()) {
-    tuned = read_tuned_table(family.tuned, family.arch, g.warnings);
+    tuned = read_tuned_table(family.tuned, family.arch, warnings);
   }
   for (const auto &row : tuned) {
     if (!family.find_instance(row.kernel)) {
@@ -201,21 +191,32 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
                   row.kernel + "' is not a compiled instance of family '" + family.name + "'");
     }
   }
-  g.compiled = compiled_set(family, tuned);
+  return tuned;
+}
 
-  // Relative path -> content; std::map keeps every list below sorted.
+// A candidate's generated files before they are written: relative path -> content (std::map
+// keeps every list sorted), and where each source and instance TU came from.
+struct CandidateFiles {
   std::map<std::string, std::string> files;
-  for (const auto &[name, path] : sources) {
-    files["src/" + name] = util::read_file(path);
-  }
-  const fs::path &template_path = sources.at(family.kernel_template);
-  std::string template_text = util::read_file(template_path);
-  std::map<std::string, fs::path> overrides = set.resolve_instance_templates(family, id);
   nlohmann::json origins = nlohmann::json::object();
+};
+
+// The candidate's editable sources, copied under src/.
+void add_sources(const std::map<std::string, fs::path> &sources, CandidateFiles &out) {
   for (const auto &[name, path] : sources) {
-    origins["src/" + name] = source_origin(path);
+    out.files["src/" + name] = util::read_file(path);
   }
-  for (const auto &name : g.compiled) {
+  for (const auto &[name, path] : sources) {
+    out.origins["src/" + name] = source_origin(path);
+  }
+}
+
+// One TU per compiled instance, from the family's template or the instance's own override.
+void add_instances(const spec::Family &family, const std::vector<std::string> &compiled,
+                   const fs::path &template_path, const std::map<std::string, fs::path> &overrides,
+                   CandidateFiles &out) {
+  std::string template_text = util::read_file(template_path);
+  for (const auto &name : compiled) {
     auto own = overrides.find(name);
     const bool overridden = own != overrides.end();
     const fs::path &source = overridden ? own->second : template_path;
@@ -225,27 +226,36 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
     nlohmann::json origin = template_origin(source, text, body);
     std::string tu = instance_tu(family, instance, body);
     if (!origin.is_null()) {
-      origins["instances/" + name + ".cpp"] = origin;
+      out.origins["instances/" + name + ".cpp"] = origin;
     }
-    files["instances/" + name + ".cpp"] = std::move(tu);
+    out.files["instances/" + name + ".cpp"] = std::move(tu);
   }
-  files["kopt_manifest.h"] = manifest_h(family);
-  files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
-  files["kopt_dispatch.cpp"] = dispatch_cpp(family, g.compiled, tuned);
-  files["kopt_capture.h"] = shape_capture_header();
-  files["kopt_hash.txt"] = g.hash + "\n";
+}
 
+// The manifest, registry, dispatch, capture header and hash beside the instances.
+void add_support_files(const spec::Family &family, const Generated &g,
+                       const std::vector<TunedRow> &tuned, CandidateFiles &out) {
+  out.files["kopt_manifest.h"] = manifest_h(family);
+  out.files["kopt_registry.cpp"] = registry_cpp(family, g.compiled);
+  out.files["kopt_dispatch.cpp"] = dispatch_cpp(family, g.compiled, tuned);
+  out.files["kopt_capture.h"] = shape_capture_header();
+  out.files["kopt_hash.txt"] = g.hash + "\n";
+}
+
+// manifest.json: what was generated, from what, and every file listed (docs/FORMATS.md).
+std::string manifest_json(const spec::Family &family, const Generated &g,
+                          const std::vector<TunedRow> &tuned, const CandidateFiles &out) {
   std::set<std::string> tuned_kernels;
   for (const auto &row : tuned) {
     tuned_kernels.insert(row.kernel);
   }
   std::vector<std::string> listed;
-  for (const auto &[relative, content] : files) {
+  for (const auto &[relative, content] : out.files) {
     listed.push_back(relative);
   }
   nlohmann::json manifest = {
       {"family", family.name},
-      {"candidate", id},
+      {"candidate", g.candidate},
       {"base", g.base},
       {"target", g.target},
       {"hash", g.hash},
@@ -255,9 +265,14 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
       {"default", family.default_kernel},
       {"tuned", std::vector<std::string>(tuned_kernels.begin(), tuned_kernels.end())},
       {"files", listed},
-      {"sources", origins}};
-  files["manifest.json"] = manifest.dump(2) + "\n";
+      {"sources", out.origins}};
+  return manifest.dump(2) + "\n";
+}
 
+// Writes the files whose content changed, lists the TUs in compile order and deletes what an
+// earlier run generated and this one did not.
+void write_files(const spec::Family &family, const std::map<std::string, std::string> &files,
+                 Generated &g) {
   for (const auto &[relative, content] : files) {
     fs::path path = g.dir / relative;
     g.outputs.push_back(path);
@@ -277,7 +292,21 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   g.sources.push_back(g.dir / "kopt_dispatch.cpp");
   remove_stale(g.dir, "instances", files, g.removed);
   remove_stale(g.dir, "src", files, g.removed);
+}
 
+// The tuned table and the heuristic file, when the family has them.
+void insert_tables(const spec::Family &family, std::set<fs::path> &into) {
+  for (const auto &extra : {family.tuned, family.heuristic_file}) {
+    if (!extra.empty()) {
+      into.insert(extra);
+    }
+  }
+}
+
+// The files the output depends on (re-running gen-instances when one changes).
+std::vector<fs::path> inputs_of(const spec::Family &family,
+                                const std::map<std::string, fs::path> &sources,
+                                const std::map<std::string, fs::path> &overrides) {
   std::set<fs::path> inputs = {family.file};
   for (const auto &[name, path] : sources) {
     inputs.insert(path);
@@ -285,13 +314,15 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   for (const auto &[name, path] : overrides) {
     inputs.insert(path);
   }
-  for (const auto &extra : {family.tuned, family.heuristic_file}) {
-    if (!extra.empty()) {
-      inputs.insert(extra);
-    }
-  }
-  g.inputs.assign(inputs.begin(), inputs.end());
+  insert_tables(family, inputs);
+  return {inputs.begin(), inputs.end()};
+}
 
+// The files whose change changes the build's shape: CMake re-configures when one changes.
+std::vector<fs::path> configure_inputs_of(const spec::Family &family,
+                                          const candidate::CandidateSet &set, const std::string &id,
+                                          const fs::path &template_path,
+                                          const std::map<std::string, fs::path> &overrides) {
   std::set<fs::path> configure = {family.file, family.configs, template_path};
   for (const candidate::Candidate *c : set.chain(id)) {
     configure.insert(c->dir / "candidate.json");
@@ -299,12 +330,36 @@ Generated generate_candidate(const spec::Family &family, const candidate::Candid
   for (const auto &[name, path] : overrides) {
     configure.insert(path);
   }
-  for (const auto &extra : {family.tuned, family.heuristic_file}) {
-    if (!extra.empty()) {
-      configure.insert(extra);
-    }
-  }
-  g.configure_inputs.assign(configure.begin(), configure.end());
+  insert_tables(family, configure);
+  return {configure.begin(), configure.end()};
+}
+
+} // namespace
+
+Generated generate_candidate(const spec::Family &family, const candidate::CandidateSet &set,
+                             const std::string &id, const fs::path &out_root) {
+  const candidate::Candidate &candidate = set.get(id);
+  Generated g;
+  g.candidate = id;
+  g.base = candidate.spec.base;
+  g.target = candidate.spec.target;
+  g.dir = fs::absolute(out_root / id).lexically_normal();
+  std::map<std::string, fs::path> sources = set.resolve_sources(family, id);
+  g.hash = set.content_hash(family, id);
+  std::vector<TunedRow> tuned = read_tuned(family, g.warnings);
+  g.compiled = compiled_set(family, tuned);
+
+  const fs::path &template_path = sources.at(family.kernel_template);
+  std::map<std::string, fs::path> overrides = set.resolve_instance_templates(family, id);
+  CandidateFiles out;
+  add_sources(sources, out);
+  add_instances(family, g.compiled, template_path, overrides, out);
+  add_support_files(family, g, tuned, out);
+  out.files["manifest.json"] = manifest_json(family, g, tuned, out);
+  write_files(family, out.files, g);
+
+  g.inputs = inputs_of(family, sources, overrides);
+  g.configure_inputs = configure_inputs_of(family, set, id, template_path, overrides);
   return g;
 }
 
@@ -352,7 +407,7 @@ void write_cmake_fragment(const spec::Family &family, const std::vector<Generate
        {"candidates", util::cmake_quote_list(ids)},
        {"candidates_dir", util::cmake_quote(family.candidates_dir.string())},
        {"baseline", util::cmake_quote(baseline)},
-       {"backend", util::cmake_quote(family.backend)},
+       {"backend", util::cmake_quote(spec::to_string(family.backend))},
        {"impl", util::cmake_quote(family.impl)},
        {"harness", util::cmake_quote(family.harness.string())},
        {"configs", util::cmake_quote(family.configs.string())},

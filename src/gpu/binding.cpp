@@ -57,10 +57,10 @@ DeviceState nvidia_state(util::ProcessRunner &runner,
   return result.ok() ? parse_nvidia_state(result.out) : DeviceState{};
 }
 
-Binding bind(const std::string &backend, Gate &gate,
+Binding bind(spec::Backend backend, Gate &gate,
              const std::map<std::string, std::string> &environment) {
   Binding binding;
-  GpuTool tool = backend == "hip" ? GpuTool::rocm_smi : GpuTool::nvidia_smi;
+  GpuTool tool = backend == spec::Backend::hip ? GpuTool::rocm_smi : GpuTool::nvidia_smi;
   auto allocated = environment.find("CTEST_RESOURCE_GROUP_0_GPUS");
   if (allocated != environment.end()) {
     int id = ctest_gpu_id(allocated->second);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gpu/gate.hpp"
+#include "spec/family.hpp"
 
 #include "util/process.hpp"
 
@@ -23,10 +24,10 @@ struct Binding {
 /// -1 when the text holds none.
 int ctest_gpu_id(const std::string &value);
 
-/// Binds a run of a `backend` ("cuda" or "hip") family: to the GPU ctest allocated when
+/// Binds a run of a `backend` (cuda or hip) family: to the GPU ctest allocated when
 /// `environment` holds CTEST_RESOURCE_GROUP_0_GPUS (the test ran with a resource spec file),
 /// else to the most idle GPU the gate finds, waiting as the gate's options say.
-Binding bind(const std::string &backend, Gate &gate,
+Binding bind(spec::Backend backend, Gate &gate,
              const std::map<std::string, std::string> &environment);
 
 /// The variables of this process's environment that binding reads.

@@ -189,13 +189,7 @@ std::vector<Condition> simplify(const std::vector<Bound> &path,
   return out;
 }
 
-std::string shape_name(const Results &r, const Shape &s) {
-  std::vector<std::string> parts;
-  for (size_t c = 0; c < r.columns.size(); ++c) {
-    parts.push_back(r.columns[c] + "=" + std::to_string(s.dims[c]));
-  }
-  return util::join(parts, ",");
-}
+std::string shape_name(const Results &r, const Shape &s) { return shape_label(r.columns, s.dims); }
 
 // The table for messages: "tuned.csv (gfx942,304)" for a group of an aiter table.
 std::string source_name(const Results &r) {
@@ -597,12 +591,11 @@ std::vector<std::string> parse_holdout(const Results &results, const std::string
                   std::to_string(columns.size()) + " values, " + util::join(columns, ",") +
                   " (the config columns other than M), got " + std::to_string(values.size()));
     }
-    std::vector<std::string> parts;
+    std::vector<int64_t> dims;
     for (size_t c = 0; c < columns.size(); ++c) {
-      int64_t v = util::parse_int(util::trim(values[c]), "--holdout: " + columns[c]);
-      parts.push_back(columns[c] + "=" + std::to_string(v));
+      dims.push_back(util::parse_int(util::trim(values[c]), "--holdout: " + columns[c]));
     }
-    std::string group = util::join(parts, ",");
+    std::string group = shape_label(columns, dims);
     if (!std::binary_search(known.begin(), known.end(), group)) {
       throw Error("--holdout: " + group + " is not a group of " + source_name(results) +
                   " (groups: " + util::join(known, "; ") + ")");

@@ -4,6 +4,8 @@
 #include "util/error.hpp"
 #include "util/text.hpp"
 
+#include <kopt/harness/config.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -247,11 +249,7 @@ Results parse_winners(const util::CsvTable &table, const ReadOptions &options) {
     }
     const auto &[kept, timing] = *shape.kernels.begin();
     if (kept != label) {
-      std::vector<std::string> parts;
-      for (size_t c = 0; c < dims.size(); ++c) {
-        parts.push_back(r.columns[c] + "=" + std::to_string(dims[c]));
-      }
-      throw Error(where + ": duplicate shape " + util::join(parts, ",") +
+      throw Error(where + ": duplicate shape " + shape_label(r.columns, dims) +
                   " with another winner: '" + label + "' here, '" + kept + "' on line " +
                   std::to_string(timing.line) + " (a tuned table names one winner per shape)");
     }
@@ -342,13 +340,23 @@ std::vector<std::string> group_columns(const Results &r) {
 }
 
 std::string group_of(const Results &r, const Shape &s) {
-  std::vector<std::string> parts;
+  std::vector<std::string> columns;
+  std::vector<int64_t> dims;
   for (size_t c = 0; c < r.columns.size(); ++c) {
     if (r.columns[c] != "M") {
-      parts.push_back(r.columns[c] + "=" + std::to_string(s.dims[c]));
+      columns.push_back(r.columns[c]);
+      dims.push_back(s.dims[c]);
     }
   }
-  return util::join(parts, ",");
+  return shape_label(columns, dims);
+}
+
+std::string shape_label(const std::vector<std::string> &columns, const std::vector<int64_t> &dims) {
+  std::vector<std::string> values;
+  for (int64_t d : dims) {
+    values.push_back(std::to_string(d));
+  }
+  return harness::config_label(columns, values);
 }
 
 Results select_groups(const Results &r, const std::vector<std::string> &groups, bool keep) {

@@ -122,6 +122,9 @@ std::vector<std::string> group_columns(const Results &r);
 /// The group of shape `s`: "N=4096,K=7168" (every group column, in order).
 std::string group_of(const Results &r, const Shape &s);
 
+/// Returns the label of a shape, "M=16,N=256,K=512" (harness::config_label) over `columns`.
+std::string shape_label(const std::vector<std::string> &columns, const std::vector<int64_t> &dims);
+
 /// The shapes of `r` whose group is (keep == true) or is not (keep == false) in `groups`, with
 /// the tuned choices of `r` (resolved over all of its shapes).
 Results select_groups(const Results &r, const std::vector<std::string> &groups, bool keep);

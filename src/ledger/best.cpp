@@ -38,4 +38,30 @@ Best resolve_best(const Files &files, const spec::Family &family,
   return {state->best, state->best_hash};
 }
 
+std::string identical_to(const Files &files, const spec::Family &family,
+                         const candidate::CandidateSet &candidates, const std::string &id,
+                         const Best &best) {
+  if (id == best.id) {
+    return "";
+  }
+  std::string hash = candidates.content_hash(family, id);
+  if (hash == best.hash) {
+    return "BEST " + best.id;
+  }
+  std::optional<State> state = read_state(files);
+  if (state) {
+    for (const RecordedAttempt &attempt : state->recorded) {
+      if (attempt.hash == hash && attempt.candidate != id) {
+        return attempt.candidate;
+      }
+    }
+    for (const KeptRow &kept : state->kept) {
+      if (kept.hash == hash && kept.candidate != id) {
+        return kept.candidate;
+      }
+    }
+  }
+  return "";
+}
+
 } // namespace kopt::ledger

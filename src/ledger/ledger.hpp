@@ -131,6 +131,12 @@ Best resolve_best(const Files &files, const spec::Family &family,
                   const candidate::CandidateSet &candidates,
                   ContentCheck check = ContentCheck::verify);
 
+/// Returns "BEST 01" or the id of a recorded candidate whose content hash equals `id`'s, or ""
+/// when `id` is new code (BEST itself is never identical to itself); `best` is resolve_best().
+std::string identical_to(const Files &files, const spec::Family &family,
+                         const candidate::CandidateSet &candidates, const std::string &id,
+                         const Best &best);
+
 /// Returns performance.md's text for `state`: the results table and, when stopped, the Stop
 /// Summary with the recent regressions.
 std::string render_performance(const State &state);

@@ -190,11 +190,11 @@ std::optional<Analysis> analyze(const spec::Family &family, const spec::Layout &
                                 const std::function<std::optional<RunSetup>()> &find_device,
                                 std::ostream &err, util::Progress &progress) {
   const std::string &id = request.candidate;
-  if (family.backend != "cuda") {
+  if (family.backend != spec::Backend::cuda) {
     throw Error(family.file.string() +
                 ": backend: kopt analyze profiles cuda families with "
                 "ncu; '" +
-                family.backend + "' has no profiler report yet");
+                spec::to_string(family.backend) + "' has no profiler report yet");
   }
   Representatives chosen = representatives(family, util::read_csv(family.configs));
   util::FileLock lock(layout.lock("results-" + id), &err);

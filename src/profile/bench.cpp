@@ -135,13 +135,13 @@ namespace {
 // What times a benchmark of `family` here: the GPU profiler when it is on PATH, else the
 // harness's own events (chrono on host).
 Source benchmark_profiler(const spec::Family &family) {
-  if (family.backend == "host") {
+  if (family.backend == spec::Backend::host) {
     return Source::chrono;
   }
-  if (family.backend == "cuda" && !util::find_program("ncu").empty()) {
+  if (family.backend == spec::Backend::cuda && !util::find_program("ncu").empty()) {
     return Source::ncu;
   }
-  if (family.backend == "hip" && !util::find_program("rocprofv3").empty()) {
+  if (family.backend == spec::Backend::hip && !util::find_program("rocprofv3").empty()) {
     return Source::rocprofv3;
   }
   return Source::events;
@@ -149,7 +149,7 @@ Source benchmark_profiler(const spec::Family &family) {
 
 // The device a run of `family` uses, as measurements name it.
 std::string device_name(const spec::Family &family, const RunSetup &setup) {
-  if (family.backend == "host") {
+  if (family.backend == spec::Backend::host) {
     return host_cpu_model();
   }
   return setup.device.empty() ? "GPU" : setup.device;
@@ -172,7 +172,7 @@ Measurement describe_run(const spec::Family &family, const std::string &id, Harn
   Measurement m;
   m.family = family.name;
   m.candidate = id;
-  bool host = family.backend == "host";
+  bool host = family.backend == spec::Backend::host;
   m.measured_by = host ? Source::chrono : Source::events;
   m.profiled = host;
   m.device = device_name(family, setup);
@@ -224,7 +224,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
                         const RunSetup &setup, const fs::path &results_dir, GoldenCheck golden) {
   Measurement m = describe_run(family, id, mode, setup);
-  bool host = family.backend == "host";
+  bool host = family.backend == spec::Backend::host;
 
   fs::path harness = layout.harness(id);
   fs::path dir = results_dir.empty() ? layout.results_dir(id) : results_dir;
@@ -293,7 +293,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   } else if (under_rocprofv3) {
     use_rocprofv3_times(m, trace_dir, family);
   } else if (!host && profiling) {
-    m.reason = std::string(family.backend == "hip" ? "rocprofv3" : "ncu") +
+    m.reason = std::string(family.backend == spec::Backend::hip ? "rocprofv3" : "ncu") +
                " not found: times are the harness's own events";
   }
   return m;

@@ -24,13 +24,11 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
   for (const auto &name : config_columns) {
     value_columns.push_back(table.column(name));
   }
-  int kernel = table.column("kernel");
-  std::string us_name = "us_" + impl;
-  std::string err_name = "err_" + impl;
-  int us = table.column(us_name);
-  int err = table.column(err_name);
-  std::string samples_name = "samples_" + impl;
-  int samples = table.find_column(samples_name);
+  harness::ResultColumns names = harness::result_columns(impl);
+  int kernel = table.column(names.kernel);
+  int us = table.column(names.us);
+  int err = table.column(names.err);
+  int samples = table.find_column(names.samples);
 
   std::vector<HarnessRow> rows;
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -40,14 +38,14 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
       row.values.push_back(fields[c]);
     }
     row.kernel = fields[kernel];
-    row.us = util::parse_double(fields[us], table.where(r) + ": " + us_name);
+    row.us = util::parse_double(fields[us], table.where(r) + ": " + names.us);
     if (samples >= 0 && !util::trim(fields[samples]).empty()) {
       for (const std::string &sample : util::split(fields[samples], ';')) {
-        row.samples.push_back(util::parse_double(sample, table.where(r) + ": " + samples_name));
+        row.samples.push_back(util::parse_double(sample, table.where(r) + ": " + names.samples));
       }
     }
     if (!util::trim(fields[err]).empty()) {
-      row.err = util::parse_double(fields[err], table.where(r) + ": " + err_name);
+      row.err = util::parse_double(fields[err], table.where(r) + ": " + names.err);
     }
     rows.push_back(std::move(row));
   }

@@ -256,10 +256,15 @@ void load_identity(Family &f, const Fields &top) {
     throw Error(top.where("name") + ": expected at most " + std::to_string(kMaxName) +
                 " characters (it names folders and targets), got " + std::to_string(f.name.size()));
   }
-  f.backend = top.string("backend");
-  if (f.backend != "host" && f.backend != "cuda" && f.backend != "hip") {
-    throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + f.backend +
-                "'");
+  std::string backend = top.string("backend");
+  if (backend == "host") {
+    f.backend = Backend::host;
+  } else if (backend == "cuda") {
+    f.backend = Backend::cuda;
+  } else if (backend == "hip") {
+    f.backend = Backend::hip;
+  } else {
+    throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + backend + "'");
   }
   f.impl = top.string_or("impl", f.name);
   if (!is_identifier(f.impl)) {
@@ -336,7 +341,7 @@ void load_sources(Family &f, const Fields &top) {
 
 // timeout_s and compile_budget_s.
 void load_limits(Family &f, const Fields &top) {
-  f.timeout_s = top.number_or("timeout_s", 300);
+  f.timeout_s = top.number_or("timeout_s", defaults::timeout_s);
   if (!(f.timeout_s > 0)) {
     throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
                 top.json().at("timeout_s").dump());
@@ -353,8 +358,8 @@ void load_bench(Family &f, const Fields &top) {
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");
     bench.reject_unknown({"warmup", "repeat", "rounds"});
-    int64_t warmup = bench.integer_or("warmup", 2);
-    int64_t repeat = bench.integer_or("repeat", 15);
+    int64_t warmup = bench.integer_or("warmup", defaults::warmup);
+    int64_t repeat = bench.integer_or("repeat", defaults::repeat);
     int64_t rounds = bench.integer_or("rounds", f.rounds);
     if (rounds < 2 || rounds > 1000) {
       fail_expected(bench.where("rounds"), "an integer from 2 to 1000", bench.json().at("rounds"));
@@ -470,6 +475,18 @@ std::string config_class(const ClassSpec &classes, const std::vector<std::string
     }
   }
   return util::join(labels, ",");
+}
+
+std::string to_string(Backend backend) {
+  switch (backend) {
+  case Backend::host:
+    return "host";
+  case Backend::cuda:
+    return "cuda";
+  case Backend::hip:
+    return "hip";
+  }
+  return "?";
 }
 
 } // namespace kopt::spec

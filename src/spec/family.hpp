@@ -1,6 +1,7 @@
 #pragma once
 
 #include "heuristic/rules.hpp"
+#include "spec/defaults.hpp"
 
 #include <filesystem>
 #include <map>
@@ -21,6 +22,12 @@ struct ClassSpec {
   std::map<std::string, std::vector<double>> buckets;
 };
 
+/// What a family runs on: the host CPU, an NVIDIA GPU (CUDA) or an AMD GPU (HIP).
+enum class Backend { host, cuda, hip };
+
+/// Returns family.json's spelling of a backend: "host", "cuda" or "hip".
+std::string to_string(Backend backend);
+
 /// Which instances a build compiles: all of them, or only those dispatch can reach.
 enum class Compile { all, dispatch };
 
@@ -29,7 +36,7 @@ struct Family {
   std::filesystem::path file; ///< family.json itself
   std::filesystem::path dir;  ///< its folder
   std::string name;
-  std::string backend; ///< host, cuda or hip
+  Backend backend = Backend::host;
   std::string impl;
   std::string kernel_header;
   std::string kernel_signature;
@@ -50,14 +57,16 @@ struct Family {
   std::string kernel_regex = ".*";
   std::vector<std::string> editable;
   std::filesystem::path candidates_dir;
-  double timeout_s = 300;
+  double timeout_s = defaults::timeout_s;
   double compile_budget_s = 0; ///< the family's build wall-time budget; 0: no budget
-  int warmup = 2;
-  int repeat = 15;
-  int rounds = 6;                    ///< side-by-side rounds of BEST and candidate per keep test
-  double keep_threshold = 0.01;      ///< a class's change must lie beyond this to count at once
-  double keep_confidence = 0.95;     ///< the confidence of each class's interval
-  double keep_max_regression = 0.02; ///< how much worse a non-target class may get and keep
+  int warmup = defaults::warmup;
+  int repeat = defaults::repeat;
+  int rounds = defaults::rounds; ///< side-by-side rounds of BEST and candidate per keep test
+  /// A class's change must lie beyond this to count at once.
+  double keep_threshold = defaults::keep_threshold;
+  double keep_confidence = defaults::keep_confidence; ///< the confidence of each class's interval
+  /// How much worse a non-target class may get and keep.
+  double keep_max_regression = defaults::keep_max_regression;
 
   /// Returns the instance called `name`, or nullptr.
   const Instance *find_instance(const std::string &name) const;

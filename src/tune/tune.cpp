@@ -302,7 +302,7 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
     throw Error("tune: no harness binary at " + harness.string() + " (build target candidate_" +
                 options.candidate + " first, or give --build-dir)");
   }
-  bool host = family.backend == "host";
+  bool host = family.backend == spec::Backend::host;
   int warmup = options.warmup >= 0 ? options.warmup : family.warmup;
   int repeat = options.repeat >= 0 ? options.repeat : family.repeat;
   profile::Conditions now{options.hash, host ? profile::host_cpu_model() : setup.device,

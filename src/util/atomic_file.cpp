@@ -2,6 +2,9 @@
 
 #include "util/error.hpp"
 
+#include <kopt/harness/atomic_file.hpp>
+#include <kopt/harness/error.hpp>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -32,29 +35,10 @@ void write_all(int fd, std::string_view content, const fs::path &path) {
 } // namespace
 
 void write_file_atomic(const fs::path &path, std::string_view content) {
-  if (path.has_parent_path()) {
-    fs::create_directories(path.parent_path());
-  }
-  std::string tmp = path.string() + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) {
-    throw Error(path.string() + ": cannot create temporary file: " + std::strerror(errno));
-  }
   try {
-    write_all(fd, content, path);
-    if (::fsync(fd) != 0 || ::fchmod(fd, 0644) != 0) {
-      throw Error(path.string() + ": cannot sync: " + std::strerror(errno));
-    }
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path.string() + ": cannot rename into place: " + std::strerror(err));
+    harness::write_file_atomic(path.string(), content);
+  } catch (const harness::Error &e) {
+    throw Error(e.what());
   }
 }
 

@@ -7,7 +7,8 @@
 namespace kopt::util {
 
 /// Writes `content` to `path` through a temporary file beside it and a rename, so a reader
-/// never sees a half-written file and a failure loses nothing that was there before.
+/// never sees a half-written file and a failure loses nothing that was there before: the
+/// harness's writer (harness::write_file_atomic), which kopt shares.
 void write_file_atomic(const std::filesystem::path &path, std::string_view content);
 
 /// Writes `content` atomically only when the file is missing or differs; returns whether it

@@ -24,15 +24,12 @@ for i in 1 2 3; do
   fi
   "$KOPT" decide "${kopt_family[@]}" --candidate 90 >"$WORK/decide.log" 2>&1 || true
   cat "$WORK/decide.log"
-  verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' \
-    "$state/results/90/decision.json")
-  case $verdict in
-  keep | regression | failed | incorrect) fail "A/A decision $i: $verdict" ;;
-  esac
-  grep -q "paired" "$state/results/90/decision.json" || fail "decision $i is not side by side"
+  expect_verdict "$state/results/90/decision.json" tie split
+  [ "$(json_get "$state/results/90/decision.json" method)" = paired ] ||
+    fail "decision $i is not side by side"
   "$KOPT" record "${kopt_family[@]}" --candidate 90 >"$WORK/record.log" 2>&1 ||
     { cat "$WORK/record.log"; fail "record (decision $i)"; }
 done
-grep -Eq '"consecutive_regressions": *0' "$state/ledger/state.json" ||
+[ "$(json_get "$state/ledger/state.json" consecutive_regressions)" = 0 ] ||
   { cat "$state/ledger/state.json"; fail "the regression counter moved"; }
-grep -Eq '"best": *"00"' "$state/ledger/state.json" || fail "BEST is no longer 00"
+expect_best 00

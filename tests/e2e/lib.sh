@@ -4,9 +4,53 @@ SKIP=77
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit $SKIP; }
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/kopt-e2e-XXXXXX")
-cleanup() { local rc=$?; if [ $rc -eq 0 ] && [ -z "${KOPT_KEEP_TEMP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi; }
-trap cleanup EXIT
+if [ -n "${KOPT_E2E_WORK:-}" ]; then
+  # A script run in phases (one ctest test each) shares this folder; its first phase empties it.
+  WORK=$KOPT_E2E_WORK
+  mkdir -p "$WORK"
+else
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/kopt-e2e-XXXXXX")
+  cleanup() { local rc=$?; if [ $rc -eq 0 ] && [ -z "${KOPT_KEEP_TEMP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi; }
+  trap cleanup EXIT
+fi
+
+# Prints the value at a key path of a JSON file (`json_get f.json recent_regressions -1
+# candidate`); strings bare, lists and objects as JSON. Fails naming the file and the path.
+json_get() { # file key...
+  python3 -c '
+import json, sys
+value = json.load(open(sys.argv[1]))
+for key in sys.argv[2:]:
+    value = value[int(key)] if isinstance(value, list) else value[key]
+print(value if isinstance(value, str) else json.dumps(value))' "$@" ||
+    fail "$1: no value at '${*:2}'"
+}
+
+# Checks the verdict of a decision, as `kopt decide --json` prints it (results/<id>/decision.json
+# holds the same document): one of the verdicts given, else fails showing verdict and reason.
+expect_verdict() { # decision.json verdict...
+  local file=$1 verdict
+  shift
+  verdict=$(json_get "$file" verdict)
+  local want
+  for want in "$@"; do [ "$verdict" = "$want" ] && return 0; done
+  fail "$file: verdict $verdict ($(json_get "$file" reason)), expected: $*"
+}
+
+# Checks that a decision's reason contains `text`.
+expect_reason() { # decision.json text
+  local reason
+  reason=$(json_get "$1" reason)
+  [[ "$reason" == *"$2"* ]] || fail "$1: the reason '$reason' does not say '$2'"
+}
+
+# Checks who BEST is, as `kopt status --json` says (kopt_family holds --spec and --state-dir).
+expect_best() { # id
+  "$KOPT" status "${kopt_family[@]}" --json >"$WORK/status.json" || fail "kopt status --json"
+  local best
+  best=$(json_get "$WORK/status.json" best)
+  [ "$best" = "$1" ] || fail "BEST is $best, expected $1"
+}
 
 # Copies examples/host_gemm to $WORK/src/host_gemm (family_src), for the script to add candidates.
 copy_host_family() {

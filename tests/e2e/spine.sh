@@ -1,18 +1,34 @@
-# The spine, end to end with the real cmake, ninja, ccache and ctest on the host example:
-# bench, keep, regression, correctness, no-op and incremental rebuilds, ccache reuse, the
-# ledger, and candidates that crash or hang.
+# The spine, end to end with the real cmake, ninja, ccache and ctest on the host example, in
+# phases that ctest runs in order as tests of their own (tests/e2e/CMakeLists.txt), sharing one
+# folder, so that a failure names the behaviour that broke:
+#   setup         a copy of the example with a candidate that aborts (04) and one that hangs (05)
+#   keep          bench 01 through its build target; its keep test passes, verdict keep
+#   correctness   00 and 01 pass, 02 fails naming its configs
+#   record        recording 01's keep makes it BEST
+#   regression    03 against BEST 01: regression (or tie), recorded with its per-class numbers
+#   crash_hang    04 and 05: verdict failed naming the abort and the timeout, 01 unaffected
+#   noop_rebuild  a rebuild after touching nothing runs nothing
+#   incremental   editing 03's kernel recompiles only 03's TUs
+#   ccache_fresh  a fresh build folder of unchanged candidates: every object from ccache
+#   ccache_copy   a new candidate folder identical to 01: its instances are ccache hits
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
 need ccache
+phase=${1:?usage: spine.sh <phase>}
 
 export CCACHE_DIR=$WORK/ccache # a cache of this test's own, so the counters are ours
 family_src=$WORK/src/host_gemm
-mkdir -p "$WORK/src"
-cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
+b1=$WORK/b1
+state=$b1/kopt/host_gemm
+kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
 
-# Two extra candidates that must fail without harming the others: one aborts, one hangs.
-python3 - "$family_src" <<'EOF'
+setup() {
+  rm -rf "${WORK:?}"/*
+  mkdir -p "$WORK/src"
+  cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
+  # Two extra candidates that must fail without harming the others: one aborts, one hangs.
+  python3 - "$family_src" <<'PY'
 import json, os, sys
 root = sys.argv[1]
 spec = json.load(open(f"{root}/family.json"))
@@ -27,45 +43,45 @@ for cid, (hypothesis, body) in bodies.items():
     open(f"{root}/candidates/{cid}/instance.cpp.in", "w").write(
         '#include "{{header}}"\n#include <chrono>\n#include <cstdlib>\n#include <thread>\n'
         'void {{symbol}}(const GemmArgs&) { ' + body + ' }\n')
-EOF
+PY
+  cmake -S "$family_src" -B "$b1" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+    -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure"; }
+}
 
-b1=$WORK/b1
-state=$b1/kopt/host_gemm
-kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
-cmake -S "$family_src" -B "$b1" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-  -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure"; }
+keep() {
+  cmake --build "$b1" --target candidate_01_bench >"$WORK/bench01.log" 2>&1 ||
+    { cat "$WORK/bench01.log"; fail "candidate_01_bench"; }
+  [ -f "$state/results/01/measurement.json" ] || fail "no measurement for 01"
+  ctest --test-dir "$b1" -L keep -R '^candidate_01\.' --output-on-failure >"$WORK/keep01.log" 2>&1 ||
+    { cat "$WORK/keep01.log"; fail "candidate_01.keep should pass"; }
+  "$KOPT" decide "${kopt_family[@]}" --candidate 01 --json >"$WORK/decide01.json" || true
+  expect_verdict "$WORK/decide01.json" keep
+}
 
-echo "--- bench 01 through its build target, then the keep test"
-cmake --build "$b1" --target candidate_01_bench >"$WORK/bench01.log" 2>&1 ||
-  { cat "$WORK/bench01.log"; fail "candidate_01_bench"; }
-[ -f "$state/results/01/measurement.json" ] || fail "no measurement for 01"
-ctest --test-dir "$b1" -L keep -R '^candidate_01\.' --output-on-failure >"$WORK/keep01.log" 2>&1 ||
-  { cat "$WORK/keep01.log"; fail "candidate_01.keep should pass"; }
-"$KOPT" decide "${kopt_family[@]}" --candidate 01 >"$WORK/decide01.log" || true
-grep -q "verdict: keep" "$WORK/decide01.log" || { cat "$WORK/decide01.log"; fail "01 is not kept"; }
+correctness() {
+  ctest --test-dir "$b1" -L correctness -R '^candidate_0[01]\.' --output-on-failure \
+    >"$WORK/correct.log" 2>&1 || { cat "$WORK/correct.log"; fail "00/01 correctness"; }
+  if ctest --test-dir "$b1" -L correctness -R '^candidate_02\.' --output-on-failure \
+    >"$WORK/wrong.log" 2>&1; then
+    cat "$WORK/wrong.log"; fail "02 passed correctness"
+  fi
+  grep -q "configs have err != 0" "$WORK/wrong.log" || { cat "$WORK/wrong.log"; fail "no err listing"; }
+  grep -Eq "M=[0-9]+,N=[0-9]+,K=[0-9]+: err" "$WORK/wrong.log" || fail "02's configs are not named"
+}
 
-echo "--- correctness: 00 and 01 pass, 02 fails naming its configs"
-ctest --test-dir "$b1" -L correctness -R '^candidate_0[01]\.' --output-on-failure \
-  >"$WORK/correct.log" 2>&1 || { cat "$WORK/correct.log"; fail "00/01 correctness"; }
-if ctest --test-dir "$b1" -L correctness -R '^candidate_02\.' --output-on-failure \
-  >"$WORK/wrong.log" 2>&1; then
-  cat "$WORK/wrong.log"; fail "02 passed correctness"
-fi
-grep -q "configs have err != 0" "$WORK/wrong.log" || { cat "$WORK/wrong.log"; fail "no err listing"; }
-grep -Eq "M=[0-9]+,N=[0-9]+,K=[0-9]+: err" "$WORK/wrong.log" || fail "02's configs are not named"
+record() {
+  "$KOPT" record "${kopt_family[@]}" --candidate 01 >/dev/null
+  expect_best 01
+  grep -q "| 01 " "$state/ledger/performance.md" || fail "no row for 01 in performance.md"
+}
 
-echo "--- record 01's keep: BEST becomes 01"
-"$KOPT" record "${kopt_family[@]}" --candidate 01 >/dev/null
-grep -Eq '"best": *"01"' "$state/ledger/state.json" || fail "01 is not BEST"
-grep -q "| 01 " "$state/ledger/performance.md" || fail "no row for 01 in performance.md"
-
-echo "--- 03 against BEST 01: regression (or tie), recorded with its per-class numbers"
-if ctest --test-dir "$b1" -L keep -R '^candidate_03\.' --output-on-failure >"$WORK/keep03.log" 2>&1; then
-  cat "$WORK/keep03.log"; fail "candidate_03.keep passed"
-fi
-grep -Eq "verdict: (regression|tie)" "$WORK/keep03.log" || { cat "$WORK/keep03.log"; fail "03's verdict"; }
-"$KOPT" record "${kopt_family[@]}" --candidate 03 >/dev/null
-python3 - "$state/ledger/state.json" <<'EOF' || fail "ledger after 03"
+regression() {
+  if ctest --test-dir "$b1" -L keep -R '^candidate_03\.' --output-on-failure >"$WORK/keep03.log" 2>&1; then
+    cat "$WORK/keep03.log"; fail "candidate_03.keep passed"
+  fi
+  expect_verdict "$state/results/03/decision.json" regression tie
+  "$KOPT" record "${kopt_family[@]}" --candidate 03 >/dev/null
+  python3 - "$state/ledger/state.json" <<'PY' || fail "ledger after 03"
 import json, sys
 state = json.load(open(sys.argv[1]))
 assert state["best"] == "01", state["best"]
@@ -73,48 +89,63 @@ assert state["consecutive_regressions"] == 1, state
 summary = state["recent_regressions"][-1]
 assert summary["candidate"] == "03", summary
 assert summary["classes"], summary
-EOF
+PY
+}
 
-echo "--- a crashing and a hanging candidate: verdict failed, others unaffected"
-for id in 04 05; do
-  if ctest --test-dir "$b1" -L keep -R "^candidate_${id}\." --output-on-failure >"$WORK/keep$id.log" 2>&1; then
-    cat "$WORK/keep$id.log"; fail "candidate_$id.keep passed"
-  fi
-  grep -q "verdict: failed" "$WORK/keep$id.log" || { cat "$WORK/keep$id.log"; fail "$id not failed"; }
-done
-grep -q "signal 6" "$WORK/keep04.log" || fail "04's reason does not name the abort"
-grep -q "timed out after 60 s" "$WORK/keep05.log" || fail "05's reason does not name the timeout"
-ctest --test-dir "$b1" -L correctness -R '^candidate_01\.' >/dev/null || fail "01 harmed by 04/05"
+crash_hang() {
+  local id
+  for id in 04 05; do
+    if ctest --test-dir "$b1" -L keep -R "^candidate_${id}\." --output-on-failure >"$WORK/keep$id.log" 2>&1; then
+      cat "$WORK/keep$id.log"; fail "candidate_$id.keep passed"
+    fi
+    expect_verdict "$state/results/$id/decision.json" failed
+  done
+  expect_reason "$state/results/04/decision.json" "signal 6"
+  expect_reason "$state/results/05/decision.json" "timed out after 60 s"
+  ctest --test-dir "$b1" -L correctness -R '^candidate_01\.' >/dev/null || fail "01 harmed by 04/05"
+}
 
-echo "--- no-op rebuild runs nothing"
-ninja -C "$b1" >/dev/null
-ninja -C "$b1" | grep "no work to do" >/dev/null || fail "a rebuild after touching nothing did work"
+noop_rebuild() {
+  ninja -C "$b1" >/dev/null
+  ninja -C "$b1" | grep "no work to do" >/dev/null || fail "a rebuild after touching nothing did work"
+}
 
-echo "--- editing 03's kernel recompiles only 03's TUs"
-echo "// an edit" >>"$family_src/candidates/03/gemm_kernel.hpp"
-ninja -C "$b1" >"$WORK/edit.log"
-grep "Building CXX object" "$WORK/edit.log" >"$WORK/edit-compiles.log" || fail "nothing recompiled"
-if grep -v "candidate_03.dir" "$WORK/edit-compiles.log"; then fail "other candidates recompiled"; fi
+incremental() {
+  echo "// an edit" >>"$family_src/candidates/03/gemm_kernel.hpp"
+  ninja -C "$b1" >"$WORK/edit.log"
+  grep "Building CXX object" "$WORK/edit.log" >"$WORK/edit-compiles.log" || fail "nothing recompiled"
+  if grep -v "candidate_03.dir" "$WORK/edit-compiles.log"; then fail "other candidates recompiled"; fi
+}
 
-echo "--- a fresh build folder of unchanged candidates: every object from ccache"
-ccache -z >/dev/null
-b2=$WORK/b2
-cmake -S "$family_src" -B "$b2" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-  -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C "$b2" candidate_01 >/dev/null
-ccache --print-stats >"$WORK/stats.txt"
-misses=$(awk '$1=="cache_miss"{print $2}' "$WORK/stats.txt")
-hits=$(awk '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{s+=$2} END{print s+0}' "$WORK/stats.txt")
-[ "$misses" -eq 0 ] || { cat "$WORK/stats.txt"; fail "$misses ccache misses in a fresh folder"; }
-[ "$hits" -gt 0 ] || fail "no ccache hits"
+ccache_fresh() {
+  ccache -z >/dev/null
+  local b2=$WORK/b2
+  cmake -S "$family_src" -B "$b2" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+    -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C "$b2" candidate_01 >/dev/null
+  ccache --print-stats >"$WORK/stats.txt"
+  local misses hits
+  misses=$(awk '$1=="cache_miss"{print $2}' "$WORK/stats.txt")
+  hits=$(awk '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{s+=$2} END{print s+0}' "$WORK/stats.txt")
+  [ "$misses" -eq 0 ] || { cat "$WORK/stats.txt"; fail "$misses ccache misses in a fresh folder"; }
+  [ "$hits" -gt 0 ] || fail "no ccache hits"
+}
 
-echo "--- a new candidate folder identical to 01: its instances are ccache hits"
-cp -r "$family_src/candidates/01" "$family_src/candidates/06"
-sed -i 's/"01"/"06"/' "$family_src/candidates/06/candidate.json"
-ccache -z >/dev/null
-cmake "$b1" >/dev/null
-ninja -C "$b1" candidate_06 >/dev/null
-ccache --print-stats >"$WORK/stats06.txt"
-misses=$(awk '$1=="cache_miss"{print $2}' "$WORK/stats06.txt")
-[ "$misses" -eq 0 ] || { cat "$WORK/stats06.txt"; fail "$misses misses for a copy of 01"; }
+ccache_copy() {
+  cp -r "$family_src/candidates/01" "$family_src/candidates/06"
+  sed -i 's/"01"/"06"/' "$family_src/candidates/06/candidate.json"
+  ccache -z >/dev/null
+  cmake "$b1" >/dev/null
+  ninja -C "$b1" candidate_06 >/dev/null
+  ccache --print-stats >"$WORK/stats06.txt"
+  local misses
+  misses=$(awk '$1=="cache_miss"{print $2}' "$WORK/stats06.txt")
+  [ "$misses" -eq 0 ] || { cat "$WORK/stats06.txt"; fail "$misses misses for a copy of 01"; }
+}
+
+case $phase in
+setup | keep | correctness | record | regression | crash_hang | noop_rebuild | incremental | \
+  ccache_fresh | ccache_copy) "$phase" ;;
+*) fail "unknown phase '$phase'" ;;
+esac
 echo "PASS"

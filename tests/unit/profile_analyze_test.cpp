@@ -115,7 +115,7 @@ TEST_CASE("analyze refuses a family that is not cuda") {
       pr::analyze(
           family, layout, {"00", "", ""}, runner, [] { return pr::RunSetup{}; }, err),
       (family.file.string() + ": backend: kopt analyze profiles cuda families with ncu; '" +
-       family.backend + "' has no profiler report yet")
+       kopt::spec::to_string(family.backend) + "' has no profiler report yet")
           .c_str(),
       kopt::Error);
 }

@@ -59,6 +59,12 @@ private:
   std::size_t index_;
 };
 
+/// Returns the label of a config, `column=value` pairs joined with ',' in column order
+/// ("M=64,N=128,K=128"): the one spelling of a config in golden files, messages and reports. A
+/// value beyond the columns is written alone.
+std::string config_label(const std::vector<std::string> &columns,
+                         const std::vector<std::string> &values);
+
 /// Parses configs CSV text: a header row, then one config per row. Fields may be quoted
 /// ("a,b", with "" for a quote); blanks around unquoted fields are dropped; blank lines are
 /// skipped. Errors (bad quoting, a wrong field count, a duplicate column or config, no configs)

@@ -10,6 +10,15 @@ namespace kopt::harness {
 /// The seed used when --seed is not given.
 constexpr std::uint64_t default_seed = 1234;
 
+/// Warm-up runs per config of a benchmark, when neither --warmup nor the family says otherwise.
+constexpr int default_warmup = 2;
+
+/// Timed runs per config of --benchmark, when neither --repeat nor the family says otherwise.
+constexpr int default_repeat = 15;
+
+/// Timed runs per config of --full-benchmark, when --repeat does not say otherwise.
+constexpr int default_full_repeat = 50;
+
 /// A small random generator (splitmix64) whose output is fixed by its seed on every compiler and
 /// platform, unlike std::uniform_real_distribution, so a golden written on one machine holds on
 /// another.

@@ -27,9 +27,9 @@ struct FamilySpec {
   std::function<std::unique_ptr<Problem>(const Config &, const std::string &kernel)> make_problem;
   /// Makes the timer; when empty the host ChronoTimer is used.
   std::function<std::unique_ptr<Timer>()> make_timer;
-  int warmup = 2;       ///< warm-up runs per config for --benchmark / --full-benchmark
-  int repeat = 15;      ///< timed runs per config for --benchmark
-  int full_repeat = 50; ///< timed runs per config for --full-benchmark
+  int warmup = default_warmup;           ///< warm-up runs per config for the benchmark modes
+  int repeat = default_repeat;           ///< timed runs per config for --benchmark
+  int full_repeat = default_full_repeat; ///< timed runs per config for --full-benchmark
 };
 
 /// What the harness was asked to do; exactly one per run.
@@ -74,6 +74,18 @@ struct Result {
 /// the golden when asked; throws Error on the first problem.
 std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
                                 const FamilySpec &spec, std::ostream &log);
+
+/// The results CSV's columns after the config columns, as the harness writes them and kopt
+/// reads them back (docs/FORMATS.md): the one place that names them.
+struct ResultColumns {
+  std::string kernel;  ///< "kernel": the kernel the config ran
+  std::string us;      ///< "us_<impl>": the median time, microseconds
+  std::string err;     ///< "err_<impl>": the error against the golden, empty when not compared
+  std::string samples; ///< "samples_<impl>": every timed run's us, ';'-separated
+};
+
+/// Returns the result columns of a family whose impl is `impl`.
+ResultColumns result_columns(const std::string &impl);
 
 /// Returns the results CSV: the config columns, kernel, us_<impl>, err_<impl> (empty when
 /// the result has no comparison) and samples_<impl> (every timed run's us, ';'-separated), one

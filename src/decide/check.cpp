@@ -1,0 +1,65 @@
+#include "decide/check.hpp"
+
+#include "buildinfo/ninja_deps.hpp"
+#include "decide/decide.hpp"
+#include "util/file_lock.hpp"
+
+namespace kopt::decide {
+
+namespace {
+
+// Proves from ninja's recorded dependencies that the candidate's objects were compiled from
+// its own generated sources (a worktree build can silently pick up the baseline's files).
+buildinfo::IdentityCheck identity(const spec::Family &family,
+                                  const candidate::CandidateSet &candidates,
+                                  const spec::Layout &layout, const CheckRequest &request,
+                                  util::ProcessRunner &runner) {
+  util::Command command{{"ninja", "-C", request.build_dir, "-t", "deps"}, {}, {}, 120};
+  util::ProcessResult result = runner.run(command);
+  if (!result.ok()) {
+    buildinfo::IdentityCheck failed;
+    failed.problems.push_back("`ninja -C " + request.build_dir + " -t deps` " +
+                              result.describe(120));
+    return failed;
+  }
+  std::vector<std::filesystem::path> foreign;
+  for (const auto &c : candidates.all()) {
+    foreign.push_back(c.dir);
+  }
+  return buildinfo::check_identity(
+      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(request.build_dir)),
+      request.prefix + "candidate_" + request.id, layout.gen_root(), layout.gen_dir(request.id),
+      family.kernel_header, foreign);
+}
+
+} // namespace
+
+CheckResult check_candidate(const spec::Family &family, const candidate::CandidateSet &candidates,
+                            const spec::Layout &layout, const CheckRequest &request,
+                            util::ProcessRunner &runner, const profile::RunSetup &setup,
+                            std::ostream &err) {
+  CheckResult result;
+  result.id = candidates.get(request.id).id();
+  util::FileLock lock(layout.lock("results-" + result.id), &err);
+  profile::ensure_golden(family, layout, request.baseline,
+                         candidates.content_hash(family, request.baseline), runner, setup);
+  result.expected_hash = candidates.content_hash(family, result.id);
+
+  if (!request.build_dir.empty()) {
+    CheckRequest resolved = request;
+    resolved.id = result.id;
+    for (const auto &p : identity(family, candidates, layout, resolved, runner).problems) {
+      result.problems.push_back("identity: " + p);
+    }
+  }
+  profile::Measurement m = profile::run_harness(family, layout, result.id,
+                                                profile::HarnessMode::correctness, runner, setup);
+  for (const auto &p : correctness_problems(m, result.id, result.expected_hash)) {
+    result.problems.push_back(p);
+  }
+  result.hash = m.hash;
+  result.configs = m.configs.size();
+  return result;
+}
+
+} // namespace kopt::decide
