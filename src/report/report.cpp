@@ -155,13 +155,14 @@ std::string render(const Page &page, const spec::Family &family, const std::stri
   for (const std::string &line : page.not_shown) {
     missing += "<li>" + escape(line) + "</li>\n";
   }
-  return gen::expand_builtin("report.html.in", {{"family", escape(family.name)},
-                                                {"backend", escape(family.backend)},
-                                                {"date", escape(date)},
-                                                {"spec", escape(family.file.string())},
-                                                {"contents", contents},
-                                                {"figures", figures},
-                                                {"not_shown", missing}});
+  return gen::expand_builtin("report.html.in",
+                             {{"family", escape(family.name)},
+                              {"backend", escape(spec::to_string(family.backend))},
+                              {"date", escape(date)},
+                              {"spec", escape(family.file.string())},
+                              {"contents", contents},
+                              {"figures", figures},
+                              {"not_shown", missing}});
 }
 
 } // namespace
