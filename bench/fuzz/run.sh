@@ -33,7 +33,7 @@ targets=$(sed -n '/^set(KOPT_FUZZ_TARGETS/,/)/p' "$fuzz_src/CMakeLists.txt" |
 if [ ! -f "$build/CMakeCache.txt" ]; then
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
     -DCMAKE_CXX_COMPILER=clang++-14 -DKOPT_FUZZ=ON -DKOPT_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build" --target kopt_fuzzers -j "${JOBS:-$(nproc)}" >"$build/fuzz-build.log" 2>&1 ||

@@ -171,7 +171,10 @@ SmiSample parse_rocm_smi_json(std::string_view text, const std::string &source) 
     throw Error(source + ": expected a JSON object of \"cardN\" entries");
   }
   SmiSample sample;
-  for (const auto &[key, card] : root.items()) {
+  for (const auto &item : root.items()) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string &key = item.key();
+    const json &card = item.value();
     if (key.rfind("card", 0) == 0) {
       std::string where = source + ": " + key;
       GpuStatus gpu;
