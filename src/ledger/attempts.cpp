@@ -64,11 +64,27 @@ void check_field(const json &line, const Field &field, const std::string &where)
   }
 }
 
-json check_line(const std::string &text, const std::string &where) {
+// parse_json says `<file>:1:<column>: ...` of the line alone: the line's number goes in.
+json parse_line(const std::string &text, const std::string &file, const std::string &where) {
+  try {
+    return util::parse_json(text, file);
+  } catch (const Error &e) {
+    std::string message = e.what();
+    for (const std::string &prefix : {file + ":1:", file + ": "}) {
+      if (message.rfind(prefix, 0) == 0) {
+        throw Error(where + (prefix.back() == ':' ? ":" : ": ") + message.substr(prefix.size()));
+      }
+    }
+    throw;
+  }
+}
+
+json check_line(const std::string &text, const std::string &file, int number) {
+  std::string where = file + ":" + std::to_string(number);
   if (text.empty()) {
     throw Error(where + ": empty line (expected one JSON object per line)");
   }
-  json line = util::parse_json(text, where);
+  json line = parse_line(text, file, where);
   if (!line.is_object()) {
     throw Error(where + ": expected a JSON object, got " + util::dump_json(line, -1));
   }
@@ -99,7 +115,7 @@ std::vector<json> read_attempts(const std::filesystem::path &file) {
   for (int number = 1; at < text.size(); ++number) {
     size_t end = text.find('\n', at);
     std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    lines.push_back(check_line(line, file.string() + ":" + std::to_string(number)));
+    lines.push_back(check_line(line, file.string(), number));
     at = end == std::string::npos ? text.size() : end + 1;
   }
   return lines;

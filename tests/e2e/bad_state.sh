@@ -44,10 +44,10 @@ attempts=$state/ledger/attempts.jsonl
 cp "$attempts" "$WORK/attempts.good"
 lines=$(wc -l <"$attempts")
 printf '{"candidate": "5' >>"$attempts"
-expect_error_naming "$attempts:$((lines + 1)):1:" "$KOPT" record "${kopt_family[@]}" --candidate 01
-expect_error_naming "$attempts:$((lines + 1)):1:" "$KOPT" status "${kopt_family[@]}"
+expect_error_naming "$attempts:$((lines + 1)):" "$KOPT" record "${kopt_family[@]}" --candidate 01
+expect_error_naming "$attempts:$((lines + 1)):" "$KOPT" status "${kopt_family[@]}"
 printf 'garbage\x00\n' >"$attempts"
-expect_error_naming "$attempts:1:1: invalid JSON" "$KOPT" record "${kopt_family[@]}" --candidate 01
+expect_error_naming "$attempts:1:" "$KOPT" record "${kopt_family[@]}" --candidate 01
 printf '{"kind": "attempt", "date": "2026-11-25"}\n' >"$attempts"
 expect_error_naming "$attempts:1: missing field 'candidate'" "$KOPT" record "${kopt_family[@]}" --candidate 01
 

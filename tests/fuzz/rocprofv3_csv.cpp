@@ -3,6 +3,7 @@
 #include "fuzz_target.hpp"
 #include "profile/rocprofv3.hpp"
 #include "util/csv.hpp"
+#include "util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string source = "fuzz-rocprofv3.csv";
