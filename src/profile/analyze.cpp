@@ -96,7 +96,12 @@ Representatives representatives(const spec::Family &family, util::CsvTable confi
   std::vector<std::string> order;
   std::map<std::string, std::vector<size_t>> rows;
   for (size_t r = 0; r < configs.rows.size(); ++r) {
-    std::string name = spec::config_class(family.classes, configs.header, configs.rows[r]);
+    std::string name;
+    try {
+      name = spec::config_class(family.classes, configs.header, configs.rows[r]);
+    } catch (const Error &e) {
+      throw Error(configs.where(r) + ": " + e.what()); // which file and row
+    }
     if (!rows.count(name)) {
       order.push_back(name);
     }

@@ -4,6 +4,7 @@
 #include "fuzz_target.hpp"
 #include "profile/ncu.hpp"
 #include "profile/ncu_details.hpp"
+#include "util/json_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string source = "fuzz-ncu.csv";
@@ -16,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
   kopt::fuzz::expect_contract(source, [&] {
     for (const auto &launch : kopt::profile::parse_ncu_details(text, source)) {
-      kopt::profile::to_json(launch, kopt::profile::judge_bottleneck(launch)).dump();
+      kopt::util::dump_json(
+          kopt::profile::to_json(launch, kopt::profile::judge_bottleneck(launch)));
     }
   });
   return 0;

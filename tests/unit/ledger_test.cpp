@@ -445,12 +445,11 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
   };
   SUBCASE("a last line cut by a killed process") {
     refused(good + R"({"kind": "attempt", "candidate": "0)",
-            where + ":3:1: invalid JSON: syntax error while parsing value - invalid string: "
-                    "missing closing quote; last read: '\"0'");
+            where + ":3:36: invalid JSON: invalid string: missing closing quote; last read: "
+                    "'\"0'");
   }
   SUBCASE("garbage") {
-    refused("\x01garbage\n", where + ":1:1: invalid JSON: syntax error while parsing value - "
-                                     "invalid literal; last read: '<U+0001>'");
+    refused("\x01garbage\n", where + ":1:1: invalid JSON: invalid literal; last read: '<U+0001>'");
   }
   SUBCASE("an empty line") {
     refused("\n" + good, where + ":1: empty line (expected one JSON object per line)");
