@@ -26,14 +26,19 @@ const std::vector<Field> &fields_of(const std::string &kind) {
                                               {"hash", Type::string},
                                               {"geomean_us", Type::number},
                                               {"measured_by", Type::string}};
-  static const std::vector<Field> attempt = {
-      {"date", Type::string},           {"candidate", Type::string},
-      {"hash", Type::string},           {"best", Type::string},
-      {"best_hash", Type::string},      {"proposal", Type::string},
-      {"target", Type::string},         {"hypothesis", Type::string},
-      {"verdict", Type::string},        {"reason", Type::string},
-      {"overall_change", Type::number_or_null}, {"consecutive_regressions", Type::count},
-      {"event", Type::string}};
+  static const std::vector<Field> attempt = {{"date", Type::string},
+                                             {"candidate", Type::string},
+                                             {"hash", Type::string},
+                                             {"best", Type::string},
+                                             {"best_hash", Type::string},
+                                             {"proposal", Type::string},
+                                             {"target", Type::string},
+                                             {"hypothesis", Type::string},
+                                             {"verdict", Type::string},
+                                             {"reason", Type::string},
+                                             {"overall_change", Type::number_or_null},
+                                             {"consecutive_regressions", Type::count},
+                                             {"event", Type::string}};
   static const std::vector<Field> stop = {{"date", Type::string}, {"reason", Type::string}};
   return kind == "baseline" ? baseline : kind == "attempt" ? attempt : stop;
 }

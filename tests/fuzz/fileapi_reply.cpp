@@ -1,8 +1,8 @@
 // A CMake File API reply: the input holds the index, then the files it names (f1.json,
 // f2.json, ...), separated by lines of "====" (split_files); read_reply reads them as kopt
 // import does.
-#include "fuzz_target.hpp"
 #include "fileapi/reply.hpp"
+#include "fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const std::filesystem::path build = kopt::fuzz::scratch() / "build";

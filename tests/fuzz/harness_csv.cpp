@@ -1,6 +1,6 @@
 // A harness results CSV (read_harness_results) for the config columns M, N, K.
-#include "fuzz_target.hpp"
 #include "profile/harness_csv.hpp"
+#include "fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const std::filesystem::path file = kopt::fuzz::scratch() / "results.csv";

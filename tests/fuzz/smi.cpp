@@ -1,7 +1,7 @@
 // GPU status tools' output: nvidia-smi's query and compute-apps CSV, rocm-smi's JSON and text,
 // amd-smi's metric and process JSON. The first byte picks the parser.
-#include "fuzz_target.hpp"
 #include "gpu/smi.hpp"
+#include "fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) {

@@ -26,11 +26,10 @@ TEST_CASE("a configs row without a class column's value names the file and line"
   fs::copy_file(fixture("hardening/fuzz/configs_empty_class_value.csv"), configs,
                 fs::copy_options::overwrite_existing);
   kopt::spec::Family family = kopt::spec::load_family(tmp.path() / "tiny" / "family.json");
-  CHECK_THROWS_WITH_AS(kopt::profile::representatives(family, kopt::util::read_csv(configs)),
-                       (configs.string() +
-                        ":4: config class column 'M': expected a number, got ''")
-                           .c_str(),
-                       kopt::Error);
+  CHECK_THROWS_WITH_AS(
+      kopt::profile::representatives(family, kopt::util::read_csv(configs)),
+      (configs.string() + ":4: config class column 'M': expected a number, got ''").c_str(),
+      kopt::Error);
 }
 
 TEST_CASE("an ncu launch with invalid UTF-8 in a field is written with U+FFFD") {
@@ -38,12 +37,14 @@ TEST_CASE("an ncu launch with invalid UTF-8 in a field is written with U+FFFD") 
   // must serialise through kopt's writer, not throw nlohmann's type_error.316.
   fs::path path = fixture("hardening/fuzz/ncu_kernel_name_invalid_utf8.csv");
   auto launches = kopt::profile::parse_ncu_details(kopt::util::read_file(path), path.string());
-  auto bad = std::find_if(launches.begin(), launches.end(),
-                          [](const auto &l) { return l.grid == "(\xff\xff\xff\xff" "256, 1, 1)"; });
+  auto bad = std::find_if(launches.begin(), launches.end(), [](const auto &l) {
+    return l.grid == "(\xff\xff\xff\xff"
+                     "256, 1, 1)";
+  });
   REQUIRE(bad != launches.end());
   nlohmann::json j = kopt::profile::to_json(*bad, kopt::profile::judge_bottleneck(*bad));
-  CHECK(kopt::util::dump_json(j).find("(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "256, 1, 1)") !=
-        std::string::npos);
+  CHECK(kopt::util::dump_json(j).find("(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                                      "256, 1, 1)") != std::string::npos);
 }
 
 TEST_CASE("a File API index naming a missing file is a kopt::Error naming both") {

@@ -346,8 +346,8 @@ TEST_CASE("a decision made against another BEST is refused") {
   CHECK_THROWS_WITH_AS(
       attempt(files, measured("00"), measured("02", 0.8, 0.8)),
       ("decision: the decision for 02 was made against BEST 00 (hash 01234567), but the ledger's "
-      "BEST is 01 (hash 01234567, " +
-          files.state().string() + "): run kopt decide --candidate 02 again")
+       "BEST is 01 (hash 01234567, " +
+       files.state().string() + "): run kopt decide --candidate 02 again")
           .c_str(),
       kopt::Error);
 }
@@ -412,16 +412,16 @@ TEST_CASE("a decision read from a file names it when it is stale or of another c
   // The issue's case: candidate.json of 00 beside a decision for "0".
   Decision other = stale;
   other.candidate = "0";
-  CHECK_THROWS_WITH_AS(kopt::ledger::record(files, other, spec("00"), Measurement{}),
-                       (path.string() +
-                        ": the decision is for candidate '0', but the candidate recorded is '00'")
-                           .c_str(),
-                       kopt::Error);
-  CHECK_THROWS_WITH_AS(kopt::ledger::record(files, stale, spec("02"), measured("03")),
-                       (path.string() +
-                        ": the decision is for candidate '02', but the measurement is for '03'")
-                           .c_str(),
-                       kopt::Error);
+  CHECK_THROWS_WITH_AS(
+      kopt::ledger::record(files, other, spec("00"), Measurement{}),
+      (path.string() + ": the decision is for candidate '0', but the candidate recorded is '00'")
+          .c_str(),
+      kopt::Error);
+  CHECK_THROWS_WITH_AS(
+      kopt::ledger::record(files, stale, spec("02"), measured("03")),
+      (path.string() + ": the decision is for candidate '02', but the measurement is for '03'")
+          .c_str(),
+      kopt::Error);
 }
 
 TEST_CASE("attempts.jsonl is checked line by line on read") {
@@ -438,8 +438,8 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
     CHECK_THROWS_WITH_AS(kopt::ledger::read_attempts(files.attempts()), message.c_str(),
                          kopt::Error);
     // record() reads the ledger first: it refuses the same way and writes nothing.
-    CHECK_THROWS_WITH_AS(attempt(files, measured("01"), measured("02", 0.8, 0.8)),
-                         message.c_str(), kopt::Error);
+    CHECK_THROWS_WITH_AS(attempt(files, measured("01"), measured("02", 0.8, 0.8)), message.c_str(),
+                         kopt::Error);
     CHECK(kopt::util::read_file(files.state()) == state);
     CHECK(kopt::util::read_file(files.attempts()) == text);
   };
@@ -458,13 +458,18 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
     refused(good + "[1, 2]\n", where + ":3: expected a JSON object, got [1,2]");
   }
   SUBCASE("an unknown kind") {
-    refused(R"({"kind": "keep"})" "\n", where + R"(:1: kind: expected baseline, attempt or stop, got "keep")");
+    refused(R"({"kind": "keep"})"
+            "\n",
+            where + R"(:1: kind: expected baseline, attempt or stop, got "keep")");
   }
   SUBCASE("a missing field") {
-    refused(R"({"kind": "stop", "date": "2026-11-25"})" "\n", where + ":1: missing field 'reason'");
+    refused(R"({"kind": "stop", "date": "2026-11-25"})"
+            "\n",
+            where + ":1: missing field 'reason'");
   }
   SUBCASE("a field of the wrong type") {
-    refused(R"({"kind": "stop", "date": 5, "reason": "x"})" "\n",
+    refused(R"({"kind": "stop", "date": 5, "reason": "x"})"
+            "\n",
             where + ":1: field 'date': expected a string, got 5");
   }
   SUBCASE("a counter out of range") {

@@ -117,8 +117,7 @@ TEST_CASE("a saved output cut mid-row is refused at its line") {
     std::string cut = head + row.substr(0, row.find("M=1 N") + 5);
     CHECK_THROWS_WITH_AS(
         pr::parse_ncu_details(cut, "saved.csv"),
-        "saved.csv:7: the row ends inside a quoted field (the file was cut mid-row?)",
-        kopt::Error);
+        "saved.csv:7: the row ends inside a quoted field (the file was cut mid-row?)", kopt::Error);
   }
   SUBCASE("between fields, before the metric's value") {
     std::string cut = head + row.substr(0, row.find("(Params)\"") + 9) + "\n";
