@@ -1,6 +1,7 @@
 // Inputs the fuzz targets (tests/fuzz) found breaking a reader's contract, each kept as a fixture
 // in tests/fixtures/hardening/fuzz/: a value or a kopt::Error that names the input and where.
 #include "fileapi/reply.hpp"
+#include "gpu/smi.hpp"
 #include "profile/analyze.hpp"
 #include "profile/ncu_details.hpp"
 #include "spec/family.hpp"
@@ -70,6 +71,17 @@ TEST_CASE("a File API index naming a missing file is a kopt::Error naming both")
                        ((reply / "f2.json").string() + ": referenced by " +
                         (reply / "index-0.json").string() + " but gone")
                            .c_str(),
+                       kopt::Error);
+}
+
+TEST_CASE("a rocm-smi GPU index too large for an int names the line") {
+  // The fuzz input's first byte picked the text parser; the rest is rocm-smi's text output
+  // with "GPU[12147483648]" on line 5 (std::stoi threw std::out_of_range).
+  std::string text =
+      kopt::util::read_file(fixture("hardening/fuzz/rocm_smi_text_huge_gpu_index.bin")).substr(1);
+  CHECK_THROWS_WITH_AS(kopt::gpu::parse_rocm_smi_text(text, "rocm-smi.txt"),
+                       "rocm-smi.txt:5: GPU index: expected an integer from 0 to 65535, got "
+                       "'12147483648'",
                        kopt::Error);
 }
 
