@@ -265,7 +265,13 @@ SmiSample parse_rocm_smi_text(std::string_view text, const std::string &source) 
       continue;
     }
     if (std::regex_match(line, m, metric)) {
-      GpuStatus &gpu = gpu_at(std::stoi(m[1]));
+      // An index is a small number: anything else is refused here, not wrapped or thrown past.
+      int64_t index = m[1].length() > 5 ? -1 : util::parse_int(m[1].str(), where + ": GPU index");
+      if (index < 0 || index > 65535) {
+        throw Error(where + ": GPU index: expected an integer from 0 to 65535, got '" + m[1].str() +
+                    "'");
+      }
+      GpuStatus &gpu = gpu_at(static_cast<int>(index));
       std::string field = m[2];
       std::string value = m[3];
       if (field == "GPU use (%)") {

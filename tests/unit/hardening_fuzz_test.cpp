@@ -76,11 +76,11 @@ TEST_CASE("a File API index naming a missing file is a kopt::Error naming both")
 
 TEST_CASE("a rocm-smi GPU index too large for an int names the line") {
   // The fuzz input's first byte picked the text parser; the rest is rocm-smi's text output
-  // with "GPU[12147483648]" on line 5 (std::stoi threw std::out_of_range).
+  // with "GPU[12147483648]" on line 6 (std::stoi threw std::out_of_range).
   std::string text =
       kopt::util::read_file(fixture("hardening/fuzz/rocm_smi_text_huge_gpu_index.bin")).substr(1);
   CHECK_THROWS_WITH_AS(kopt::gpu::parse_rocm_smi_text(text, "rocm-smi.txt"),
-                       "rocm-smi.txt:5: GPU index: expected an integer from 0 to 65535, got "
+                       "rocm-smi.txt:6: GPU index: expected an integer from 0 to 65535, got "
                        "'12147483648'",
                        kopt::Error);
 }
