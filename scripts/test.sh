@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs missing packages, builds kopt with its tests, runs every test, then
-# the unit and bad-input tests again on a sanitized build.
+# the unit and bad-input tests again on a sanitized build, then every fuzz target briefly.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
@@ -21,4 +21,17 @@ if [ "$#" -eq 0 ] && [ "${KOPT_TEST_SANITIZE:-1}" != 0 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$sanitized" --output-on-failure -j "$jobs" \
     -R '^(unit\.|e2e\.(bad_input|bad_state|import|capture|inputs)$)'
+fi
+
+# Last, with clang, the libFuzzer targets of kopt's readers (tests/fuzz) in a build of their own:
+# fuzz.smoke runs each for KOPT_TEST_FUZZ_SECONDS (default 15) over its seeds and fails on any
+# crash, contract break (an exception other than kopt::Error, or an error naming no input) or
+# input over 10 s. Skipped like the sanitized pass, or with KOPT_TEST_FUZZ=0.
+if [ "$#" -eq 0 ] && [ "${KOPT_TEST_FUZZ:-1}" != 0 ]; then
+  fuzz=${KOPT_TEST_FUZZ_DIR:-$root/build-fuzz}
+  cmake -S "$root" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
+    -DCMAKE_CXX_COMPILER=clang++-14 -DKOPT_FUZZ=ON -DKOPT_BUILD_TESTS=OFF \
+    -DKOPT_FUZZ_SMOKE_SECONDS="${KOPT_TEST_FUZZ_SECONDS:-15}"
+  cmake --build "$fuzz" --target kopt_fuzzers -j "$jobs"
+  ctest --test-dir "$fuzz" --output-on-failure -L fuzz
 fi

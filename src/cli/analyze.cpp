@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -55,7 +56,7 @@ Handler setup_analyze(CLI::App &app) {
       return 1;
     }
     if (context.json) {
-      context.out << analysis->json.dump(2) << "\n";
+      context.out << util::dump_json(analysis->json) << "\n"; // names may not be UTF-8
     } else {
       print_analysis(request.candidate, *analysis, context.out);
     }

@@ -937,7 +937,9 @@ void write_calibration(const std::filesystem::path &path, const Calibration &cal
 }
 
 Decision read_decision(const std::filesystem::path &path) {
-  return decision_from_json(util::read_json(path), path.string());
+  Decision decision = decision_from_json(util::read_json(path), path.string());
+  decision.file = path.string();
+  return decision;
 }
 
 void write_decision(const std::filesystem::path &path, const Decision &decision) {

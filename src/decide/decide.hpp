@@ -105,6 +105,8 @@ struct Decision {
   std::optional<ClassRow> overall;    ///< all configs together; absent when nothing compared
   std::string identical_to;       ///< "BEST 01" or "04": the candidate's content equals that one's
   std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
+  std::string file; ///< the decision.json it was read from (read_decision), for errors; "" when
+                    ///< made in memory. Not serialised.
 
   /// True for a regression that counts against the loop: some class worse beyond the
   /// threshold (a confirmed change within it is a regression verdict but does not count).

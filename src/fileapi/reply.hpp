@@ -1,5 +1,6 @@
 #pragma once
 
+#include "util/error.hpp"
 #include "util/process.hpp"
 
 #include <filesystem>
@@ -100,9 +101,10 @@ std::filesystem::path query_file(const std::filesystem::path &build_dir);
 CodeModel read_reply(const std::filesystem::path &build_dir);
 
 /// Thrown by read_reply when the index names a file that is gone (cmake regenerated the reply
-/// while kopt read it); load() reads the new index then.
-struct ReplyVanished : std::runtime_error {
-  using std::runtime_error::runtime_error;
+/// while kopt read it, or the index is wrong); load() reads the new index then. A kopt::Error,
+/// so a caller of read_reply alone gets an error that names the file.
+struct ReplyVanished : Error {
+  using Error::Error;
 };
 
 /// Returns the value of `name` in `build_dir`/CMakeCache.txt, or "" when it has none.

@@ -171,7 +171,10 @@ SmiSample parse_rocm_smi_json(std::string_view text, const std::string &source) 
     throw Error(source + ": expected a JSON object of \"cardN\" entries");
   }
   SmiSample sample;
-  for (const auto &[key, card] : root.items()) {
+  for (const auto &item : root.items()) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string &key = item.key();
+    const json &card = item.value();
     if (key.rfind("card", 0) == 0) {
       std::string where = source + ": " + key;
       GpuStatus gpu;
@@ -262,7 +265,13 @@ SmiSample parse_rocm_smi_text(std::string_view text, const std::string &source) 
       continue;
     }
     if (std::regex_match(line, m, metric)) {
-      GpuStatus &gpu = gpu_at(std::stoi(m[1]));
+      // An index is a small number: anything else is refused here, not wrapped or thrown past.
+      int64_t index = m[1].length() > 5 ? -1 : util::parse_int(m[1].str(), where + ": GPU index");
+      if (index < 0 || index > 65535) {
+        throw Error(where + ": GPU index: expected an integer from 0 to 65535, got '" + m[1].str() +
+                    "'");
+      }
+      GpuStatus &gpu = gpu_at(static_cast<int>(index));
       std::string field = m[2];
       std::string value = m[3];
       if (field == "GPU use (%)") {

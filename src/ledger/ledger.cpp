@@ -230,7 +230,11 @@ std::optional<State> read_state(const Files &files) {
   if (!std::filesystem::exists(files.state(), ec)) {
     return std::nullopt;
   }
-  return state_from_json(util::read_json(files.state()), files.state().string());
+  State state = state_from_json(util::read_json(files.state()), files.state().string());
+  // The attempts log is the ledger's history: a damaged line is reported here, before any
+  // write, so that no record lands after it.
+  read_attempts(files.attempts());
+  return state;
 }
 
 std::string render_performance(const State &s) {
@@ -289,16 +293,19 @@ nlohmann::json classes_json(const decide::Decision &d) {
 
 namespace {
 
+// Where a decision came from, for errors: its decision.json, or "the decision" in memory.
+std::string decision_file(const Decision &d) { return d.file.empty() ? "decision" : d.file; }
+
 // The decision, candidate.json and measurement must all be of the same candidate.
 void check_same_candidate(const Decision &d, const spec::CandidateSpec &candidate,
                           const profile::Measurement &measurement) {
   if (candidate.id != d.candidate) {
-    throw Error("candidate.json is for " + candidate.id + " but the decision is for " +
-                d.candidate);
+    throw Error(decision_file(d) + ": the decision is for candidate '" + d.candidate +
+                "', but the candidate recorded is '" + candidate.id + "'");
   }
   if (!measurement.candidate.empty() && measurement.candidate != d.candidate) {
-    throw Error("the measurement is for " + measurement.candidate + " but the decision is for " +
-                d.candidate);
+    throw Error(decision_file(d) + ": the decision is for candidate '" + d.candidate +
+                "', but the measurement is for '" + measurement.candidate + "'");
   }
 }
 
@@ -357,9 +364,10 @@ std::optional<Recorded> nothing_to_record(const Files &files, const State &s, co
   // has to be the ledger's BEST.
   bool check_hash = d.verdict != Verdict::failed;
   if (d.best != s.best || (check_hash && d.best_hash != s.best_hash)) {
-    throw Error("the decision for " + d.candidate + " was made against BEST " + d.best + " (hash " +
-                short_hash(d.best_hash) + "), but the ledger's BEST is " + s.best + " (hash " +
-                short_hash(s.best_hash) + "): run kopt decide again");
+    throw Error(decision_file(d) + ": the decision for " + d.candidate + " was made against BEST " +
+                d.best + " (hash " + short_hash(d.best_hash) + "), but the ledger's BEST is " +
+                s.best + " (hash " + short_hash(s.best_hash) + ", " + files.state().string() +
+                "): run kopt decide --candidate " + d.candidate + " again");
   }
   std::string verdict = decide::to_string(d.verdict);
   for (const RecordedAttempt &a : s.recorded) {

@@ -100,13 +100,19 @@ struct Files {
   std::filesystem::path lock() const { return dir / "ledger.lock"; }
 };
 
+/// Reads attempts.jsonl (no lines when it is absent) and checks every line against
+/// docs/FORMATS.md: a JSON object of kind baseline, attempt or stop with its fields. A line cut
+/// by a killed process or edited by hand throws `<file>:<line>: <what is wrong>`.
+std::vector<nlohmann::json> read_attempts(const std::filesystem::path &file);
+
 /// Serialises the state (stable key order).
 nlohmann::json to_json(const State &state);
 
 /// Reads a state back; errors name `source` and the missing or mistyped field.
 State state_from_json(const nlohmann::json &j, const std::string &source);
 
-/// Reads state.json, or returns nothing when the ledger has none yet.
+/// Reads state.json, or returns nothing when the ledger has none yet; attempts.jsonl is
+/// checked too (read_attempts), so a damaged ledger is reported before anything is written.
 std::optional<State> read_state(const Files &files);
 
 /// Who BEST is: its id and the content hash it was kept with.

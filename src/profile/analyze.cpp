@@ -96,7 +96,12 @@ Representatives representatives(const spec::Family &family, util::CsvTable confi
   std::vector<std::string> order;
   std::map<std::string, std::vector<size_t>> rows;
   for (size_t r = 0; r < configs.rows.size(); ++r) {
-    std::string name = spec::config_class(family.classes, configs.header, configs.rows[r]);
+    std::string name;
+    try {
+      name = spec::config_class(family.classes, configs.header, configs.rows[r]);
+    } catch (const Error &e) {
+      throw Error(configs.where(r) + ": " + e.what()); // which file and row
+    }
     if (!rows.count(name)) {
       order.push_back(name);
     }
@@ -146,6 +151,13 @@ Analysis analyze_launches(const std::vector<LaunchDetails> &launches, const Repr
   nlohmann::json rows = nlohmann::json::array();
   std::map<std::string, int> limiter_votes;
   for (const auto &launch : launches) {
+    // Another page or metric set reads as launches of 0 us: say so instead of judging them.
+    if (launch.get("GPU Speed Of Light Throughput", "Duration") < 0) {
+      throw Error(source + ": launch " + std::to_string(launch.id) + " (" + launch.kernel +
+                  ") has no 'GPU Speed Of Light Throughput' Duration: not ncu's details page "
+                  "with the SpeedOfLight section (ncu --csv --page details --section "
+                  "SpeedOfLight)");
+    }
     Bottleneck b = judge_bottleneck(launch);
     ++limiter_votes[b.limiter];
     nlohmann::json row = to_json(launch, b);

@@ -30,33 +30,53 @@ bool to_number(const std::string &text, double &out) {
   return end != nullptr && *end == '\0';
 }
 
-// Returns the number of CSV fields on one line (quotes may hold commas and doubled quotes).
-size_t field_count(std::string_view line) {
+// The number of CSV fields on one line (quotes may hold commas and doubled quotes), and whether
+// the line ends inside a quoted field.
+struct FieldCount {
   size_t fields = 1;
-  bool quoted = false;
+  bool open_quote = false;
+};
+
+FieldCount field_count(std::string_view line) {
+  FieldCount count;
   for (char c : line) {
     if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      ++fields;
+      count.open_quote = !count.open_quote;
+    } else if (c == ',' && !count.open_quote) {
+      ++count.fields;
     }
   }
-  return fields;
+  return count;
 }
 
 // ncu leaves out the trailing rule columns of metric rows ("...","0.66",): pads every row to
-// the header's field count so that the CSV reader can check the rest strictly.
-std::string pad_rows(std::string_view csv) {
+// the header's field count so that the CSV reader can check the rest strictly. A row must still
+// reach the Metric Value column and close its quotes: a shorter one is a file cut mid-row.
+// `first_line` is the header's line in the file, for errors.
+std::string pad_rows(std::string_view csv, const std::string &source, int first_line) {
   std::string out;
   size_t header_fields = 0;
-  for (size_t at = 0; at < csv.size();) {
+  size_t needed = 0;
+  int number = first_line;
+  for (size_t at = 0; at < csv.size(); ++number) {
     size_t end = csv.find('\n', at);
     std::string_view line = csv.substr(at, end == std::string_view::npos ? end : end - at);
+    FieldCount count = field_count(line);
+    std::string where = source + ":" + std::to_string(number);
+    if (count.open_quote) {
+      throw Error(where + ": the row ends inside a quoted field (the file was cut mid-row?)");
+    }
     out += line;
     if (header_fields == 0) {
-      header_fields = field_count(line);
+      header_fields = count.fields;
+      util::CsvTable header = util::parse_csv(std::string(line) + "\n", source);
+      needed = static_cast<size_t>(header.column("Metric Value")) + 1;
+    } else if (!line.empty() && count.fields < needed) {
+      throw Error(where + ": " + std::to_string(count.fields) +
+                  " fields, but the Metric Value column is field " + std::to_string(needed) +
+                  " (the file was cut mid-row?)");
     } else if (!line.empty()) {
-      for (size_t n = field_count(line); n < header_fields; ++n) {
+      for (size_t n = count.fields; n < header_fields; ++n) {
         out += ',';
       }
     }
@@ -104,7 +124,8 @@ std::vector<LaunchDetails> parse_ncu_details(std::string_view text, const std::s
                      : ""));
   }
   int skipped_lines = static_cast<int>(std::count(text.begin(), text.begin() + start, '\n'));
-  util::CsvTable table = util::parse_csv(pad_rows(text.substr(start)), source);
+  util::CsvTable table =
+      util::parse_csv(pad_rows(text.substr(start), source, skipped_lines + 1), source);
   int id = table.column("ID");
   int kernel = table.column("Kernel Name");
   int section = table.column("Section Name");

@@ -1,7 +1,7 @@
 # Files kopt wrote, damaged afterwards (a killed process, a bad edit): a truncated state.json, a
-# garbage measurement.json, an attempts.jsonl whose last line was cut. Each command that reads one
-# fails with an error naming that file, and no other file of the state changes; a record after a
-# cut attempts.jsonl line keeps its own line whole.
+# garbage measurement.json, an attempts.jsonl whose last line was cut or that holds garbage. Each
+# command that reads one fails with an error naming that file (attempts.jsonl: file:line), and no
+# file of the state changes; once repaired, the next record appends a whole line.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -39,13 +39,23 @@ printf '\x00\x01garbage{' >"$m"
 expect_error_naming "$m" "$KOPT" decide "${kopt_family[@]}" --candidate 01
 cp "$WORK/measurement.json.good" "$m"
 
-echo "--- attempts.jsonl whose last line was cut: the next record keeps its own line"
+echo "--- attempts.jsonl whose last line was cut, then of garbage: errors name file:line"
 attempts=$state/ledger/attempts.jsonl
+cp "$attempts" "$WORK/attempts.good"
+lines=$(wc -l <"$attempts")
 printf '{"candidate": "5' >>"$attempts"
-lines_before=$(wc -l <"$attempts")
+expect_error_naming "$attempts:$((lines + 1)):" "$KOPT" record "${kopt_family[@]}" --candidate 01
+expect_error_naming "$attempts:$((lines + 1)):" "$KOPT" status "${kopt_family[@]}"
+printf 'garbage\x00\n' >"$attempts"
+expect_error_naming "$attempts:1:" "$KOPT" record "${kopt_family[@]}" --candidate 01
+printf '{"kind": "attempt", "date": "2026-11-25"}\n' >"$attempts"
+expect_error_naming "$attempts:1: missing field 'candidate'" "$KOPT" record "${kopt_family[@]}" --candidate 01
+
+echo "--- attempts.jsonl repaired: the record goes through and its line is whole"
+cp "$WORK/attempts.good" "$attempts"
 "$KOPT" record "${kopt_family[@]}" --candidate 01 >"$WORK/record.log" 2>&1 ||
-  { cat "$WORK/record.log"; fail "record after a cut attempts.jsonl line"; }
+  { cat "$WORK/record.log"; fail "record after attempts.jsonl was repaired"; }
 tail -1 "$attempts" | python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); assert r["candidate"] == "01", r' ||
   fail "the new attempt is not a whole JSON line of its own: $(tail -2 "$attempts")"
-[ "$(wc -l <"$attempts")" -eq $((lines_before + 2)) ] || fail "expected the cut line closed and one more"
-echo "ok: the record after the cut line is whole"
+[ "$(wc -l <"$attempts")" -eq $((lines + 1)) ] || fail "expected one more line in attempts.jsonl"
+echo "ok: the record after the repair is whole"

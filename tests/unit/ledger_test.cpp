@@ -345,8 +345,10 @@ TEST_CASE("a decision made against another BEST is refused") {
   attempt(files, measured("00"), measured("01", 0.9, 0.9));
   CHECK_THROWS_WITH_AS(
       attempt(files, measured("00"), measured("02", 0.8, 0.8)),
-      "the decision for 02 was made against BEST 00 (hash 01234567), but the ledger's BEST is 01 "
-      "(hash 01234567): run kopt decide again",
+      ("decision: the decision for 02 was made against BEST 00 (hash 01234567), but the ledger's "
+       "BEST is 01 (hash 01234567, " +
+       files.state().string() + "): run kopt decide --candidate 02 again")
+          .c_str(),
       kopt::Error);
 }
 
@@ -390,6 +392,93 @@ TEST_CASE("state.json round-trips") {
   State s = *kopt::ledger::read_state(files);
   CHECK(kopt::ledger::to_json(kopt::ledger::state_from_json(kopt::ledger::to_json(s), "x")) ==
         kopt::ledger::to_json(s));
+}
+
+TEST_CASE("a decision read from a file names it when it is stale or of another candidate") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  attempt(files, measured("00"), measured("01", 0.9, 0.9));
+  std::filesystem::path path = dir.path() / "results" / "02" / "decision.json";
+  kopt::decide::write_decision(path, kopt::decide::decide(measured("00"), measured("02"), {}));
+  Decision stale = kopt::decide::read_decision(path);
+  CHECK(stale.file == path.string());
+  CHECK_THROWS_WITH_AS(kopt::ledger::record(files, stale, spec("02"), measured("02")),
+                       (path.string() +
+                        ": the decision for 02 was made against BEST 00 (hash 01234567), but the "
+                        "ledger's BEST is 01 (hash 01234567, " +
+                        files.state().string() + "): run kopt decide --candidate 02 again")
+                           .c_str(),
+                       kopt::Error);
+  // The issue's case: candidate.json of 00 beside a decision for "0".
+  Decision other = stale;
+  other.candidate = "0";
+  CHECK_THROWS_WITH_AS(
+      kopt::ledger::record(files, other, spec("00"), Measurement{}),
+      (path.string() + ": the decision is for candidate '0', but the candidate recorded is '00'")
+          .c_str(),
+      kopt::Error);
+  CHECK_THROWS_WITH_AS(
+      kopt::ledger::record(files, stale, spec("02"), measured("03")),
+      (path.string() + ": the decision is for candidate '02', but the measurement is for '03'")
+          .c_str(),
+      kopt::Error);
+}
+
+TEST_CASE("attempts.jsonl is checked line by line on read") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  attempt(files, measured("00"), measured("01", 0.9, 0.9));
+  std::string good = kopt::util::read_file(files.attempts());
+  REQUIRE(kopt::ledger::read_attempts(files.attempts()).size() == 2);
+  std::string state = kopt::util::read_file(files.state());
+  std::string where = files.attempts().string();
+
+  auto refused = [&](const std::string &text, const std::string &message) {
+    kopt::util::write_file_atomic(files.attempts(), text);
+    CHECK_THROWS_WITH_AS(kopt::ledger::read_attempts(files.attempts()), message.c_str(),
+                         kopt::Error);
+    // record() reads the ledger first: it refuses the same way and writes nothing.
+    CHECK_THROWS_WITH_AS(attempt(files, measured("01"), measured("02", 0.8, 0.8)), message.c_str(),
+                         kopt::Error);
+    CHECK(kopt::util::read_file(files.state()) == state);
+    CHECK(kopt::util::read_file(files.attempts()) == text);
+  };
+  SUBCASE("a last line cut by a killed process") {
+    refused(good + R"({"kind": "attempt", "candidate": "0)",
+            where + ":3:36: invalid JSON: invalid string: missing closing quote; last read: "
+                    "'\"0'");
+  }
+  SUBCASE("garbage") {
+    refused("\x01garbage\n", where + ":1:1: invalid JSON: invalid literal; last read: '<U+0001>'");
+  }
+  SUBCASE("an empty line") {
+    refused("\n" + good, where + ":1: empty line (expected one JSON object per line)");
+  }
+  SUBCASE("not an object") {
+    refused(good + "[1, 2]\n", where + ":3: expected a JSON object, got [1,2]");
+  }
+  SUBCASE("an unknown kind") {
+    refused(R"({"kind": "keep"})"
+            "\n",
+            where + R"(:1: kind: expected baseline, attempt or stop, got "keep")");
+  }
+  SUBCASE("a missing field") {
+    refused(R"({"kind": "stop", "date": "2026-11-25"})"
+            "\n",
+            where + ":1: missing field 'reason'");
+  }
+  SUBCASE("a field of the wrong type") {
+    refused(R"({"kind": "stop", "date": 5, "reason": "x"})"
+            "\n",
+            where + ":1: field 'date': expected a string, got 5");
+  }
+  SUBCASE("a counter out of range") {
+    nlohmann::json line = nlohmann::json::parse(kopt::util::split(good, '\n')[1]);
+    line["consecutive_regressions"] = -3;
+    refused(good + line.dump() + "\n",
+            where + ":3: field 'consecutive_regressions': expected an integer from 0 to "
+                    "2147483647, got -3");
+  }
 }
 
 TEST_SUITE_END();

@@ -3,6 +3,7 @@
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <doctest/doctest.h>
 #include <sstream>
@@ -101,6 +102,47 @@ TEST_CASE("a launch outside the representatives is shown as '?'") {
 TEST_CASE("no matching launch is an error naming the output and the regex") {
   CHECK_THROWS_WITH_AS(pr::analyze_launches({}, four_classes(), "01", "out.csv", "gemm_.*"),
                        "out.csv: ncu reported no launch of a kernel matching 'gemm_.*'",
+                       kopt::Error);
+}
+
+TEST_CASE("a saved output cut mid-row is refused at its line") {
+  auto path = fixture("ncu/ncu_details_sections_h200.csv");
+  std::vector<std::string> lines = kopt::util::split(kopt::util::read_file(path), '\n');
+  std::string head;
+  for (size_t i = 0; i < 6; ++i) {
+    head += lines[i] + "\n";
+  }
+  const std::string &row = lines[6]; // line 7: launch 0's first metric row
+  SUBCASE("inside a quoted field") {
+    std::string cut = head + row.substr(0, row.find("M=1 N") + 5);
+    CHECK_THROWS_WITH_AS(
+        pr::parse_ncu_details(cut, "saved.csv"),
+        "saved.csv:7: the row ends inside a quoted field (the file was cut mid-row?)", kopt::Error);
+  }
+  SUBCASE("between fields, before the metric's value") {
+    std::string cut = head + row.substr(0, row.find("(Params)\"") + 9) + "\n";
+    CHECK_THROWS_WITH_AS(pr::parse_ncu_details(cut, "saved.csv"),
+                         "saved.csv:7: 7 fields, but the Metric Value column is field 17 (the file "
+                         "was cut mid-row?)",
+                         kopt::Error);
+  }
+  SUBCASE("whole rows still read") {
+    CHECK(pr::parse_ncu_details(head + row + "\n", "saved.csv").size() == 1);
+  }
+}
+
+TEST_CASE("a metrics CSV that is no details page is refused, naming the file") {
+  // --metrics gpu__time_duration.sum has the details layout but no SpeedOfLight section: every
+  // launch would read as 0 us.
+  auto path = fixture("ncu/ncu_nvtx_details.csv");
+  auto launches = pr::parse_ncu_details(kopt::util::read_file(path), path.string());
+  REQUIRE(!launches.empty());
+  CHECK_THROWS_WITH_AS(pr::analyze_launches(launches, four_classes(), "01", path.string(), ".*"),
+                       (path.string() +
+                        ": launch 0 (scale_kernel(float *, int, float)) has no 'GPU Speed Of "
+                        "Light Throughput' Duration: not ncu's details page with the SpeedOfLight "
+                        "section (ncu --csv --page details --section SpeedOfLight)")
+                           .c_str(),
                        kopt::Error);
 }
 

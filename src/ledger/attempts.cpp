@@ -1,0 +1,129 @@
+#include "ledger/ledger.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+
+#include <limits>
+
+namespace kopt::ledger {
+
+namespace {
+
+using nlohmann::json;
+
+// The fields each kind of line carries, and the JSON type each must have.
+enum class Type { string, number, number_or_null, count };
+
+struct Field {
+  const char *name;
+  Type type;
+};
+
+const std::vector<Field> &fields_of(const std::string &kind) {
+  static const std::vector<Field> baseline = {{"date", Type::string},
+                                              {"candidate", Type::string},
+                                              {"hash", Type::string},
+                                              {"geomean_us", Type::number},
+                                              {"measured_by", Type::string}};
+  static const std::vector<Field> attempt = {{"date", Type::string},
+                                             {"candidate", Type::string},
+                                             {"hash", Type::string},
+                                             {"best", Type::string},
+                                             {"best_hash", Type::string},
+                                             {"proposal", Type::string},
+                                             {"target", Type::string},
+                                             {"hypothesis", Type::string},
+                                             {"verdict", Type::string},
+                                             {"reason", Type::string},
+                                             {"overall_change", Type::number_or_null},
+                                             {"consecutive_regressions", Type::count},
+                                             {"event", Type::string}};
+  static const std::vector<Field> stop = {{"date", Type::string}, {"reason", Type::string}};
+  return kind == "baseline" ? baseline : kind == "attempt" ? attempt : stop;
+}
+
+void check_field(const json &line, const Field &field, const std::string &where) {
+  if (!line.contains(field.name)) {
+    throw Error(where + ": missing field '" + field.name + "'");
+  }
+  const json &value = line.at(field.name);
+  switch (field.type) {
+  case Type::string:
+    if (!value.is_string()) {
+      throw Error(where + ": field '" + field.name + "': expected a string, got " +
+                  util::dump_json(value, -1));
+    }
+    break;
+  case Type::number:
+  case Type::number_or_null:
+    if (!value.is_number() && !(field.type == Type::number_or_null && value.is_null())) {
+      throw Error(where + ": field '" + field.name + "': expected a number" +
+                  (field.type == Type::number_or_null ? " or null" : "") + ", got " +
+                  util::dump_json(value, -1));
+    }
+    break;
+  case Type::count:
+    util::json_int_in(line, field.name, 0, std::numeric_limits<int>::max(), where);
+    break;
+  }
+}
+
+// parse_json says `<file>:1:<column>: ...` of the line alone: the line's number goes in.
+json parse_line(const std::string &text, const std::string &file, const std::string &where) {
+  try {
+    return util::parse_json(text, file);
+  } catch (const Error &e) {
+    std::string message = e.what();
+    for (const std::string &prefix : {file + ":1:", file + ": "}) {
+      if (message.rfind(prefix, 0) == 0) {
+        throw Error(where + (prefix.back() == ':' ? ":" : ": ") + message.substr(prefix.size()));
+      }
+    }
+    throw;
+  }
+}
+
+json check_line(const std::string &text, const std::string &file, int number) {
+  std::string where = file + ":" + std::to_string(number);
+  if (text.empty()) {
+    throw Error(where + ": empty line (expected one JSON object per line)");
+  }
+  json line = parse_line(text, file, where);
+  if (!line.is_object()) {
+    throw Error(where + ": expected a JSON object, got " + util::dump_json(line, -1));
+  }
+  if (!line.contains("kind") || !line.at("kind").is_string()) {
+    throw Error(where + ": missing field 'kind' (baseline, attempt or stop)");
+  }
+  std::string kind = line.at("kind").get<std::string>();
+  if (kind != "baseline" && kind != "attempt" && kind != "stop") {
+    throw Error(where + ": kind: expected baseline, attempt or stop, got " +
+                util::dump_json(line.at("kind"), -1));
+  }
+  for (const Field &field : fields_of(kind)) {
+    check_field(line, field, where);
+  }
+  return line;
+}
+
+} // namespace
+
+std::vector<json> read_attempts(const std::filesystem::path &file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return {};
+  }
+  std::string text = util::read_file(file);
+  std::vector<json> lines;
+  size_t at = 0;
+  for (int number = 1; at < text.size(); ++number) {
+    size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    lines.push_back(check_line(line, file.string(), number));
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return lines;
+}
+
+} // namespace kopt::ledger
