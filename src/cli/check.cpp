@@ -1,8 +1,8 @@
-#include "buildinfo/ninja_deps.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
 #include "profile/bench.hpp"
+#include "round/steps.hpp"
 #include "util/file_lock.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -23,28 +23,6 @@ struct CheckOptions {
   std::string prefix;
   bool build = false;
 };
-
-// Proves from ninja's recorded dependencies that the candidate's objects were compiled from
-// its own generated sources (a worktree build can silently pick up the baseline's files).
-buildinfo::IdentityCheck identity(const LoadedFamily &loaded, const std::string &id,
-                                  const std::string &build_dir, const std::string &prefix) {
-  util::RealProcessRunner runner;
-  util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
-  util::ProcessResult result = runner.run(command);
-  if (!result.ok()) {
-    buildinfo::IdentityCheck failed;
-    failed.problems.push_back("`ninja -C " + build_dir + " -t deps` " + result.describe(120));
-    return failed;
-  }
-  std::vector<std::filesystem::path> foreign;
-  for (const auto &c : loaded.candidates.all()) {
-    foreign.push_back(c.dir);
-  }
-  return buildinfo::check_identity(
-      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
-      prefix + "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
-      loaded.family.kernel_header, foreign);
-}
 
 } // namespace
 
@@ -75,8 +53,7 @@ Handler setup_check(CLI::App &app) {
 
     std::vector<std::string> problems;
     if (!options->build_dir.empty()) {
-      buildinfo::IdentityCheck check = identity(loaded, id, options->build_dir, options->prefix);
-      for (const auto &p : check.problems) {
+      for (const auto &p : round::identity_problems(loaded, id, options->build_dir, options->prefix)) {
         problems.push_back("identity: " + p);
       }
     }

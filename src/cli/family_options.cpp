@@ -2,6 +2,7 @@
 
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
+#include "round/round.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/process.hpp"
@@ -24,41 +25,8 @@ void FamilyOptions::add_to(CLI::App &app) {
       ->capture_default_str();
 }
 
-std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }
-
-ledger::Best LoadedFamily::best(ledger::ContentCheck check) const {
-  return ledger::resolve_best(ledger::Files{layout.ledger}, family, candidates, check);
-}
-
-std::string LoadedFamily::identical_to(const std::string &id, const ledger::Best &best) const {
-  if (id == best.id) {
-    return "";
-  }
-  std::string hash = candidates.content_hash(family, id);
-  if (hash == best.hash) {
-    return "BEST " + best.id;
-  }
-  std::optional<ledger::State> state = ledger::read_state(ledger::Files{layout.ledger});
-  if (state) {
-    for (const ledger::RecordedAttempt &attempt : state->recorded) {
-      if (attempt.hash == hash && attempt.candidate != id) {
-        return attempt.candidate;
-      }
-    }
-    for (const ledger::KeptRow &kept : state->kept) {
-      if (kept.hash == hash && kept.candidate != id) {
-        return kept.candidate;
-      }
-    }
-  }
-  return "";
-}
-
 LoadedFamily load_family(const FamilyOptions &options) {
-  spec::Family family = spec::load_family(options.spec);
-  candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
-  spec::Layout layout(options.state_dir, options.ledger);
-  return {std::move(family), std::move(candidates), std::move(layout)};
+  return round::load(options.spec, options.state_dir, options.ledger);
 }
 
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
@@ -93,13 +61,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
-  // Two ninja runs in one build folder at once would race on its logs and outputs.
-  util::FileLock lock(std::filesystem::path(build_dir) / "kopt-build.lock", &err);
-  util::RealProcessRunner runner;
-  util::Command command;
-  command.argv = {"cmake", "--build", build_dir, "--target"};
-  command.argv.insert(command.argv.end(), targets.begin(), targets.end());
-  util::ProcessResult result = runner.run(command);
+  util::ProcessResult result = round::build_targets(build_dir, targets, &err);
   if (!result.ok()) {
     err << result.out << result.err;
     err << "kopt: building " << util::join(targets, ", ") << " " << result.describe(0) << "\n";
