@@ -67,12 +67,11 @@ grep -q "candidate 12 exists (.*): choose another --id, or give --replace" "$WOR
 mkdir -p "$WORK/logs"
 tree_hash() { (cd "$WORK" && find . -path ./logs -prune -o -type f -print0 | sort -z | xargs -0 sha256sum;
   ls -d "${TMPDIR:-/tmp}"/kopt-new-* 2>/dev/null || true) | sha256sum; }
-refused() { # name expected-message patch-file [extra kopt new args]
-  local name=$1 message=$2 patch=$3
-  shift 3
+refused() { # name expected-message patch-file [base]
+  local name=$1 message=$2 patch=$3 base=${4:-00}
   local before after
   before=$(tree_hash)
-  if "$KOPT" new "${fam[@]}" --id 20 --base 00 --from-patch "$patch" "$@" >"$WORK/logs/$name.out" 2>"$WORK/logs/$name.err"; then
+  if "$KOPT" new "${fam[@]}" --id 20 --base "$base" --from-patch "$patch" >"$WORK/logs/$name.out" 2>"$WORK/logs/$name.err"; then
     fail "$name: the patch was accepted"
   fi
   grep -qF -- "$message" "$WORK/logs/$name.err" || { cat "$WORK/logs/$name.err"; fail "$name: the message"; }
@@ -106,6 +105,6 @@ echo "--- a patch that gives BEST's content back: refused"
 git -C "$WORK/wt" reset -q --hard HEAD
 cp "$faster" "$WORK/wt/host_gemm/gemm_kernel.hpp"
 git -C "$WORK/wt" diff -R >"$WORK/revert.patch"
-refused revert "no change: the result equals BEST 00's content" "$WORK/revert.patch" --base 11
-refused stale "the change does not apply to candidate 11's files" "$WORK/relative.patch" --base 11
+refused revert "no change: the result equals BEST 00's content" "$WORK/revert.patch" 11
+refused stale "the change does not apply to candidate 11's files" "$WORK/relative.patch" 11
 echo "PASS"
