@@ -21,9 +21,17 @@ util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
                         const std::vector<std::string> &args) {
   util::Command command;
   // Settings of the user's git that change the diff's text are pinned.
-  command.argv = {"git",          "-C", dir.string(), "-c", "core.quotepath=off",
-                  "-c",           "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
-                  "-c",           "color.ui=false"};
+  command.argv = {"git",
+                  "-C",
+                  dir.string(),
+                  "-c",
+                  "core.quotepath=off",
+                  "-c",
+                  "diff.noprefix=false",
+                  "-c",
+                  "diff.mnemonicprefix=false",
+                  "-c",
+                  "color.ui=false"};
   command.argv.insert(command.argv.end(), args.begin(), args.end());
   command.timeout_s = 120;
   return runner.run(command);
@@ -136,9 +144,8 @@ std::string family_relative(const spec::Family &family, const RepoPlace &place, 
 }
 
 // The files the candidate chain of `base` resolves, by family-relative path, with their bytes.
-std::map<std::string, std::string> base_files(const spec::Family &family,
-                                              const CandidateSet &candidates,
-                                              const std::string &base) {
+std::map<std::string, std::string>
+base_files(const spec::Family &family, const CandidateSet &candidates, const std::string &base) {
   std::map<std::string, std::string> files;
   for (const auto &[name, path] : candidates.resolve_sources(family, base)) {
     files[name] = util::read_file(path);
@@ -264,9 +271,9 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
                 " reads its changes with git)");
   }
   if (kind == ChangeKind::git) {
-    std::vector<std::string> range =
-        value.find("..") != std::string::npos ? std::vector<std::string>{value}
-                                              : std::vector<std::string>{value + "^", value};
+    std::vector<std::string> range = value.find("..") != std::string::npos
+                                         ? std::vector<std::string>{value}
+                                         : std::vector<std::string>{value + "^", value};
     return {diff_args_text(runner, place.top, range, place.prefix, "--from-git " + value),
             "git " + value,
             {}};
@@ -275,11 +282,10 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
   fs::path top = util::trim(git_or_throw(runner, value, {"rev-parse", "--show-toplevel"}, what));
   Change change{diff_args_text(runner, top, {"HEAD"}, place.prefix, what), "worktree " + value, {}};
   // Untracked files git does not ignore are part of the change; ignored ones are not.
-  std::string untracked =
-      git_or_throw(runner, top,
-                   {"ls-files", "--others", "--exclude-standard", "-z", "--",
-                    place.prefix.empty() ? "." : place.prefix},
-                   what);
+  std::string untracked = git_or_throw(runner, top,
+                                       {"ls-files", "--others", "--exclude-standard", "-z", "--",
+                                        place.prefix.empty() ? "." : place.prefix},
+                                       what);
   for (const auto &path : util::split(untracked, '\0')) {
     if (!path.empty()) {
       change.text += new_file_section(path, is_generated_path(path.substr(place.prefix.size()))
@@ -309,10 +315,10 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
 
   std::vector<PatchFile> files = parse_patch(change.text, change.source);
   RepoPlace place = repo_place(family.dir, runner);
-  bool repo_paths = !place.prefix.empty() &&
-                    std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
-                      return f.path().starts_with(place.prefix);
-                    });
+  bool repo_paths =
+      !place.prefix.empty() && std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
+        return f.path().starts_with(place.prefix);
+      });
   // Every path is checked before anything else: one escape refuses the whole patch.
   std::vector<std::string> escapes;
   std::vector<std::string> rel(files.size());
@@ -362,17 +368,16 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
       editable.push_back(family.kernel_template);
     }
     throw Error(change.source + ": refused: the change touches files that are not editable: " +
-                util::join(refused, ", ") + " (family " + family.name +
-                "'s editable files: " + util::join(editable, ", ") +
-                ", and instances/<instance>.in); nothing written");
+                util::join(refused, ", ") + " (family " + family.name + "'s editable files: " +
+                util::join(editable, ", ") + ", and instances/<instance>.in); nothing written");
   }
 
   std::map<std::string, std::string> before = base_files(family, candidates, base.id());
   std::map<std::string, std::string> after =
       kept.empty() ? before
                    : apply(before, kept,
-                           change.source + ": the change does not apply to candidate " +
-                               base.id() + "'s files",
+                           change.source + ": the change does not apply to candidate " + base.id() +
+                               "'s files",
                            runner);
   std::map<std::string, std::string> changed;
   for (const auto &[name, bytes] : after) {

@@ -56,7 +56,8 @@ std::string unquote(std::string_view text, size_t &consumed, const std::string &
 
 // git writes a/ and b/ (or the mnemonic i/ w/ c/ o/) in front of every path.
 std::string strip_git_prefix(const std::string &path) {
-  if (path.size() > 2 && path[1] == '/' && std::string_view("abciow").find(path[0]) != std::string_view::npos) {
+  if (path.size() > 2 && path[1] == '/' &&
+      std::string_view("abciow").find(path[0]) != std::string_view::npos) {
     return path.substr(2);
   }
   return path;
@@ -79,13 +80,15 @@ std::string header_path(std::string_view rest, const std::string &where) {
 }
 
 // The two paths of "diff --git a/X b/Y" (used when no ---/+++ lines follow: binary, mode only).
-std::pair<std::string, std::string> git_line_paths(std::string_view rest, const std::string &where) {
+std::pair<std::string, std::string> git_line_paths(std::string_view rest,
+                                                   const std::string &where) {
   if (!rest.empty() && rest[0] == '"') {
     size_t consumed = 0;
     std::string a = unquote(rest, consumed, where);
     std::string_view tail = rest.substr(std::min(consumed + 1, rest.size()));
     size_t more = 0;
-    std::string b = !tail.empty() && tail[0] == '"' ? unquote(tail, more, where) : std::string(tail);
+    std::string b =
+        !tail.empty() && tail[0] == '"' ? unquote(tail, more, where) : std::string(tail);
     return {a, b};
   }
   // Same name on both sides (the usual case): "a/X b/X", split in the middle.
@@ -118,7 +121,8 @@ int hunk_count(std::string_view range, const std::string &where, std::string_vie
 
 class Reader {
 public:
-  Reader(std::string_view text, std::string source) : lines_(lines_of(text)), source_(std::move(source)) {}
+  Reader(std::string_view text, std::string source)
+      : lines_(lines_of(text)), source_(std::move(source)) {}
 
   std::vector<PatchFile> read() {
     std::vector<PatchFile> files;
@@ -290,7 +294,8 @@ std::vector<PatchFile> parse_patch(std::string_view text, const std::string &sou
 std::string rewrite_patch(const PatchFile &file, const std::string &path) {
   std::string out = "diff --git " + quoted("a/", path) + " " + quoted("b/", path) + "\n";
   if (file.old_path.empty()) {
-    out += "new file mode " + (file.new_mode.empty() ? std::string("100644") : file.new_mode) + "\n";
+    out +=
+        "new file mode " + (file.new_mode.empty() ? std::string("100644") : file.new_mode) + "\n";
   }
   out += "--- " + (file.old_path.empty() ? std::string("/dev/null") : quoted("a/", path)) + "\n";
   out += "+++ " + quoted("b/", path) + "\n";

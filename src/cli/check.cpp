@@ -53,7 +53,8 @@ Handler setup_check(CLI::App &app) {
 
     std::vector<std::string> problems;
     if (!options->build_dir.empty()) {
-      for (const auto &p : round::identity_problems(loaded, id, options->build_dir, options->prefix)) {
+      for (const auto &p :
+           round::identity_problems(loaded, id, options->build_dir, options->prefix)) {
         problems.push_back("identity: " + p);
       }
     }

@@ -84,8 +84,8 @@ Handler setup_new(CLI::App &app) {
                   << "\n";
     } else {
       context.out << "wrote candidate " << options->request.id << " (" << made.dir.string()
-                  << ", base " << options->request.base
-                  << "): " << util::join(made.files, ", ") << "\n";
+                  << ", base " << options->request.base << "): " << util::join(made.files, ", ")
+                  << "\n";
     }
     return 0;
   };

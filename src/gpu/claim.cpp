@@ -25,7 +25,8 @@ std::string lock_file(const std::string &slot) { return slot + ".lock"; }
 // The idle GPUs of `report` (most idle first), the first whose lock is free claimed.
 bool claim_idle(const GateReport &report, const fs::path &lock_dir, Claim &claim) {
   for (int gpu : report.idle) {
-    std::unique_ptr<util::FileLock> lock = util::FileLock::try_lock(lock_dir / lock_file(gpu_slot(gpu)));
+    std::unique_ptr<util::FileLock> lock =
+        util::FileLock::try_lock(lock_dir / lock_file(gpu_slot(gpu)));
     if (!lock) {
       continue;
     }
@@ -47,10 +48,9 @@ bool claim_idle(const GateReport &report, const fs::path &lock_dir, Claim &claim
 
 } // namespace
 
-Claim claim_device(const std::string &backend, Gate &gate, Clock &clock,
-                   const GateOptions &options,
-                   const std::map<std::string, std::string> &environment,
-                   const fs::path &lock_dir, std::ostream *waiting, double poll_s) {
+Claim claim_device(const std::string &backend, Gate &gate, Clock &clock, const GateOptions &options,
+                   const std::map<std::string, std::string> &environment, const fs::path &lock_dir,
+                   std::ostream *waiting, double poll_s) {
   Claim claim;
   double start = clock.now_s();
   if (backend == "host" || environment.contains("CTEST_RESOURCE_GROUP_0_GPUS")) {
@@ -83,9 +83,8 @@ Claim claim_device(const std::string &backend, Gate &gate, Clock &clock,
     }
     double waited = clock.now_s() - start;
     if (waited >= options.give_up_s) {
-      claim.binding.message =
-          "no idle GPU free of other kopt benchmarks for " +
-          util::format_number(options.give_up_s / 60, 3) + " min";
+      claim.binding.message = "no idle GPU free of other kopt benchmarks for " +
+                              util::format_number(options.give_up_s / 60, 3) + " min";
       claim.binding.gave_up = true;
       return claim;
     }

@@ -31,10 +31,8 @@ std::filesystem::path device_lock_dir();
 /// holds it; otherwise the most idle GPU the gate finds whose lock is free is taken, checking
 /// again every `poll_s` while every idle GPU is held, every options.recheck_s while none is idle,
 /// until options.give_up_s (binding.gave_up). `waiting` gets a line whenever the claim waits.
-Claim claim_device(const std::string &backend, Gate &gate, Clock &clock,
-                   const GateOptions &options,
+Claim claim_device(const std::string &backend, Gate &gate, Clock &clock, const GateOptions &options,
                    const std::map<std::string, std::string> &environment,
-                   const std::filesystem::path &lock_dir, std::ostream *waiting,
-                   double poll_s = 5);
+                   const std::filesystem::path &lock_dir, std::ostream *waiting, double poll_s = 5);
 
 } // namespace kopt::gpu

@@ -78,9 +78,9 @@ gpu::Claim claim(const LoadedFamily &loaded, const RoundOptions &options, std::o
   gate_options.give_up_s = options.gpu_wait_min * 60;
   gate_options.recheck_s = std::min(gate_options.recheck_s, std::max(gate_options.give_up_s, 1.0));
   gpu::Gate gate(runner, clock, gate_options);
-  gpu::Claim held = gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
-                                      gpu::binding_environment(), gpu::device_lock_dir(),
-                                      &progress);
+  gpu::Claim held =
+      gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
+                        gpu::binding_environment(), gpu::device_lock_dir(), &progress);
   if (!held.binding.ok && held.binding.gave_up) {
     ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
                              util::utc_now(), static_cast<int>(options.gpu_wait_min));
@@ -168,8 +168,8 @@ ordered_json next_action(const decide::Decision &d, const ledger::State &state,
   if (state.stopped) {
     return {{"action", "stop"}, {"text", "the ledger stopped (" + state.stop_reason + ")"}};
   }
-  bool abandoned = std::find(state.abandoned.begin(), state.abandoned.end(), proposal) !=
-                   state.abandoned.end();
+  bool abandoned =
+      std::find(state.abandoned.begin(), state.abandoned.end(), proposal) != state.abandoned.end();
   if (d.verdict == decide::Verdict::incorrect && !abandoned) {
     int next = state.repair_attempts.count(proposal) ? state.repair_attempts.at(proposal) + 1 : 1;
     return {{"action", "repair"},
@@ -185,8 +185,8 @@ ordered_json next_action(const decide::Decision &d, const ledger::State &state,
     return {{"action", "split"},
             {"base", state.best},
             {"winning", d.winning},
-            {"text", "write a candidate from BEST " + state.best +
-                         " whose dispatch sends " + util::join(d.winning, ", ") +
+            {"text", "write a candidate from BEST " + state.best + " whose dispatch sends " +
+                         util::join(d.winning, ", ") +
                          " to this candidate's kernels: " + d.split_advice}};
   }
   bool pending = std::any_of(d.classes.begin(), d.classes.end(),
@@ -229,47 +229,49 @@ ordered_json answer(const LoadedFamily &loaded, const std::string &id, const led
     repair = {{"proposal", proposal},
               {"attempt", s.repair_attempts.count(proposal) ? s.repair_attempts.at(proposal) : 0},
               {"of", options.limits.max_repairs},
-              {"abandoned", std::find(s.abandoned.begin(), s.abandoned.end(), proposal) !=
-                                s.abandoned.end()}};
+              {"abandoned",
+               std::find(s.abandoned.begin(), s.abandoned.end(), proposal) != s.abandoned.end()}};
   }
   Ending ending = ending_of(d, s);
-  return {{"candidate", id},
-          {"hash", d.hash.empty() ? loaded.candidates.content_hash(loaded.family, id) : d.hash},
-          {"proposal", proposal},
-          {"target", d.target},
-          {"hypothesis", c.spec.hypothesis},
-          {"best_before", best.id},
-          {"best", s.best},
-          {"verdict", verdict_name(d)},
-          {"reason", d.reason},
-          {"failed_step", measured.failed_step.empty() ? nullptr : ordered_json(measured.failed_step)},
-          {"method", decision["method"]},
-          {"rounds", d.rounds},
-          {"classes", decision["classes"]},
-          {"overall", decision["overall"]},
-          {"incorrect", decision["incorrect"]},
-          {"winning", d.winning},
-          {"split_advice", d.split_advice},
-          {"repair", repair},
-          {"regressions",
-           {{"consecutive", s.consecutive_regressions},
-            {"max", options.limits.max_consecutive},
-            {"counted", d.counts_as_regression() &&
-                            recorded.recorded.outcome == ledger::Outcome::recorded}}},
-          {"stopped", s.stopped},
-          {"stop_reason", s.stop_reason},
-          {"record",
-           {{"outcome", recorded.recorded.outcome == ledger::Outcome::recorded    ? "recorded"
-                        : recorded.recorded.outcome == ledger::Outcome::duplicate ? "duplicate"
-                        : recorded.recorded.outcome == ledger::Outcome::identical ? "identical"
-                                                                                  : "candidate_is_best"},
-            {"message", recorded.recorded.message}}},
-          {"device", measured.device},
-          {"measured_again", remeasured},
-          {"decision", loaded.layout.decision(id).string()},
-          {"next", next_action(d, s, proposal, options.limits)},
-          {"exit_code", static_cast<int>(ending)},
-          {"ending", to_string(ending)}};
+  return {
+      {"candidate", id},
+      {"hash", d.hash.empty() ? loaded.candidates.content_hash(loaded.family, id) : d.hash},
+      {"proposal", proposal},
+      {"target", d.target},
+      {"hypothesis", c.spec.hypothesis},
+      {"best_before", best.id},
+      {"best", s.best},
+      {"verdict", verdict_name(d)},
+      {"reason", d.reason},
+      {"failed_step", measured.failed_step.empty() ? nullptr : ordered_json(measured.failed_step)},
+      {"method", decision["method"]},
+      {"rounds", d.rounds},
+      {"classes", decision["classes"]},
+      {"overall", decision["overall"]},
+      {"incorrect", decision["incorrect"]},
+      {"winning", d.winning},
+      {"split_advice", d.split_advice},
+      {"repair", repair},
+      {"regressions",
+       {{"consecutive", s.consecutive_regressions},
+        {"max", options.limits.max_consecutive},
+        {"counted",
+         d.counts_as_regression() && recorded.recorded.outcome == ledger::Outcome::recorded}}},
+      {"stopped", s.stopped},
+      {"stop_reason", s.stop_reason},
+      {"record",
+       {{"outcome", recorded.recorded.outcome == ledger::Outcome::recorded    ? "recorded"
+                    : recorded.recorded.outcome == ledger::Outcome::duplicate ? "duplicate"
+                    : recorded.recorded.outcome == ledger::Outcome::identical
+                        ? "identical"
+                        : "candidate_is_best"},
+        {"message", recorded.recorded.message}}},
+      {"device", measured.device},
+      {"measured_again", remeasured},
+      {"decision", loaded.layout.decision(id).string()},
+      {"next", next_action(d, s, proposal, options.limits)},
+      {"exit_code", static_cast<int>(ending)},
+      {"ending", to_string(ending)}};
 }
 
 RoundResult stopped_before(const LoadedFamily &loaded, const std::string &id,
@@ -279,8 +281,8 @@ RoundResult stopped_before(const LoadedFamily &loaded, const std::string &id,
   result.json = {{"candidate", id},
                  {"best", state.best},
                  {"verdict", "stopped"},
-                 {"reason", "the ledger stopped on " + state.stop_date + " (" +
-                                state.stop_reason + "); nothing was run"},
+                 {"reason", "the ledger stopped on " + state.stop_date + " (" + state.stop_reason +
+                                "); nothing was run"},
                  {"stopped", true},
                  {"stop_reason", state.stop_reason},
                  {"regressions", {{"consecutive", state.consecutive_regressions}}},

@@ -32,8 +32,8 @@ std::optional<ledger::Recorded> record_baseline(const LoadedFamily &loaded,
   fs::path own = loaded.layout.measurement(baseline.id());
   fs::path paired = loaded.layout.paired_best(decision.candidate);
   std::error_code ec;
-  profile::Measurement m = profile::read_measurement(
-      fs::exists(paired, ec) && !fs::exists(own, ec) ? paired : own);
+  profile::Measurement m =
+      profile::read_measurement(fs::exists(paired, ec) && !fs::exists(own, ec) ? paired : own);
   decide::Request request;
   request.target = baseline.spec.target;
   request.expected_hash = loaded.candidates.content_hash(loaded.family, baseline.id());
@@ -116,10 +116,9 @@ std::vector<std::string> identity_problems(const LoadedFamily &loaded, const std
   for (const auto &c : loaded.candidates.all()) {
     foreign.push_back(c.dir);
   }
-  return buildinfo::check_identity(
-             buildinfo::parse_ninja_deps(result.out, fs::absolute(build_dir)),
-             prefix + "candidate_" + id, loaded.layout.gen_root(), loaded.layout.gen_dir(id),
-             loaded.family.kernel_header, foreign)
+  return buildinfo::check_identity(buildinfo::parse_ninja_deps(result.out, fs::absolute(build_dir)),
+                                   prefix + "candidate_" + id, loaded.layout.gen_root(),
+                                   loaded.layout.gen_dir(id), loaded.family.kernel_header, foreign)
       .problems;
 }
 

@@ -35,7 +35,6 @@ RecordOutcome record_candidate(const LoadedFamily &loaded, const std::string &id
 /// compiled from its own generated sources (a worktree build can silently pick up the baseline's
 /// files); returns the problems, empty when it holds.
 std::vector<std::string> identity_problems(const LoadedFamily &loaded, const std::string &id,
-                                           const std::string &build_dir,
-                                           const std::string &prefix);
+                                           const std::string &build_dir, const std::string &prefix);
 
 } // namespace kopt::round

@@ -393,8 +393,10 @@ TEST_CASE("claims: N benchmarks on G idle GPUs hold one GPU each; the next waits
   options.give_up_s = 30;
   kopt::gpu::Gate gate(runner, clock, options, only("nvidia-smi"));
   std::map<std::string, std::string> no_ctest;
-  auto first = kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
-  auto second = kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
+  auto first =
+      kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
+  auto second =
+      kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
   REQUIRE(first.binding.ok);
   REQUIRE(second.binding.ok);
   CHECK(first.slot == "gpu-0"); // the most idle first (GPU 1 shows 3% use)
@@ -402,13 +404,16 @@ TEST_CASE("claims: N benchmarks on G idle GPUs hold one GPU each; the next waits
   CHECK(first.binding.env.at("CUDA_VISIBLE_DEVICES") == "0");
   CHECK(second.binding.env.at("CUDA_VISIBLE_DEVICES") == "1");
   std::ostringstream waiting;
-  auto third = kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), &waiting, 5);
+  auto third =
+      kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), &waiting, 5);
   CHECK_FALSE(third.binding.ok);
   CHECK(third.binding.gave_up);
   CHECK(third.binding.message == "no idle GPU free of other kopt benchmarks for 0.5 min");
-  CHECK(waiting.str() == "kopt: waiting for a GPU: every idle GPU is held by another kopt benchmark\n");
+  CHECK(waiting.str() ==
+        "kopt: waiting for a GPU: every idle GPU is held by another kopt benchmark\n");
   first.lock.reset(); // the first benchmark ends: its GPU is free again
-  auto fourth = kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
+  auto fourth =
+      kopt::gpu::claim_device("cuda", gate, clock, options, no_ctest, locks.path(), nullptr);
   REQUIRE(fourth.binding.ok);
   CHECK(fourth.slot == "gpu-0");
 }
