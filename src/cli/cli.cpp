@@ -52,7 +52,9 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help answers 0; every usage error is 2, the status of any other kopt error, so that a
+    // script tells "did not run" from a verdict's status.
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   util::install_interrupt_handlers();

@@ -107,4 +107,12 @@ cp "$faster" "$WORK/wt/host_gemm/gemm_kernel.hpp"
 git -C "$WORK/wt" diff -R >"$WORK/revert.patch"
 refused revert "no change: the result equals BEST 00's content" "$WORK/revert.patch" 11
 refused stale "the change does not apply to candidate 11's files" "$WORK/relative.patch" 11
+echo "--- usage errors exit 2, the status of every kopt error (a verdict never is 2)"
+rc=0
+"$KOPT" round "${fam[@]}" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "kopt round without --id exited $rc, not 2"
+rc=0
+"$KOPT" new "${fam[@]}" --id 30 --base 00 >/dev/null 2>"$WORK/nosource.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "give --from-patch FILE, --from-worktree DIR or --from-git REV" "$WORK/nosource.err" ||
+  { cat "$WORK/nosource.err"; fail "kopt new without a source exited $rc"; }
 echo "PASS"
