@@ -169,16 +169,30 @@ CandidateSet::resolve_instance_templates(const spec::Family &family, const std::
 }
 
 std::string CandidateSet::content_hash(const spec::Family &family, const std::string &id) const {
+  std::map<std::string, std::string> sources;
+  for (const auto &[name, path] : resolve_sources(family, id)) {
+    sources[name] = util::read_file(path);
+  }
+  std::map<std::string, std::string> instance_templates;
+  for (const auto &[name, path] : resolve_instance_templates(family, id)) {
+    instance_templates[name] = util::read_file(path);
+  }
+  return content_hash_of(family, sources, instance_templates);
+}
+
+std::string content_hash_of(const spec::Family &family,
+                            const std::map<std::string, std::string> &sources,
+                            const std::map<std::string, std::string> &instance_templates) {
   util::Hasher hasher;
   hasher.add(util::read_file(family.file));
   // std::map iterates in sorted name order, which the hash depends on.
-  for (const auto &[name, path] : resolve_sources(family, id)) {
+  for (const auto &[name, bytes] : sources) {
     hasher.add(name);
-    hasher.add(util::read_file(path));
+    hasher.add(bytes);
   }
-  for (const auto &[name, path] : resolve_instance_templates(family, id)) {
+  for (const auto &[name, bytes] : instance_templates) {
     hasher.add("instances/" + name + ".in");
-    hasher.add(util::read_file(path));
+    hasher.add(bytes);
   }
   if (!family.tuned.empty()) {
     hasher.add(util::read_file(family.tuned));

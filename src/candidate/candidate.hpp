@@ -59,4 +59,11 @@ private:
   std::vector<Candidate> candidates_;
 };
 
+/// The content hash (docs/FORMATS.md) of a candidate whose resolved sources are `sources` (name ->
+/// bytes) and whose instance template overrides are `instance_templates` (instance name ->
+/// bytes): CandidateSet::content_hash of a folder, or of one not yet written.
+std::string content_hash_of(const spec::Family &family,
+                            const std::map<std::string, std::string> &sources,
+                            const std::map<std::string, std::string> &instance_templates);
+
 } // namespace kopt::candidate

@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
+#include "round/steps.hpp"
 #include "util/file_lock.hpp"
 #include "util/text.hpp"
 
@@ -23,13 +24,6 @@ struct DecideOptions {
   bool allow_harness_time = false;
   bool weight_by_count = false;
 };
-
-// A missing measurement.json is a failed attempt (nothing comparable), not a tool error.
-profile::Measurement read_or_missing(const std::filesystem::path &path, const std::string &id) {
-  std::error_code ec;
-  return std::filesystem::exists(path, ec) ? profile::read_measurement(path)
-                                           : decide::missing_measurement(id, path);
-}
 
 } // namespace
 
@@ -62,45 +56,15 @@ Handler setup_decide(CLI::App &app) {
     // A bench of this candidate writes its two measurement files one after the other.
     util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
 
-    decide::Request request;
-    request.target = candidate.spec.target;
-    request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
-    request.best_hash = best.hash;
-    request.identical_to = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
-                                                loaded.candidates, id, best);
-    std::filesystem::path decision_path = loaded.layout.decision(id);
-    std::error_code ec;
-    if (std::filesystem::exists(decision_path, ec)) {
-      request.previous = decide::read_decision(decision_path);
-    }
-    if (std::filesystem::exists(loaded.layout.calibration(), ec)) {
-      request.calibration = decide::read_calibration(loaded.layout.calibration());
-    }
-    decide::Options thresholds;
-    thresholds.noise = options->noise.value_or(loaded.family.keep_threshold);
-    thresholds.confidence = options->confidence.value_or(loaded.family.keep_confidence);
-    thresholds.max_regression = options->max_regression.value_or(loaded.family.keep_max_regression);
+    decide::Options thresholds = round::keep_options(loaded.family);
+    thresholds.noise = options->noise.value_or(thresholds.noise);
+    thresholds.confidence = options->confidence.value_or(thresholds.confidence);
+    thresholds.max_regression = options->max_regression.value_or(thresholds.max_regression);
     thresholds.harness_time =
         options->allow_harness_time ? decide::HarnessTime::allow : decide::HarnessTime::refuse;
     thresholds.weighting =
         options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
-
-    // Side by side, BEST's samples are the ones measured beside the candidate.
-    profile::Measurement measured = read_or_missing(loaded.layout.measurement(id), id);
-    profile::Measurement best_measured;
-    if (!measured.paired_best.empty()) {
-      best_measured = read_or_missing(loaded.layout.paired_best(id), measured.paired_best);
-      if (best_measured.ok() && measured.paired_best != best.id) {
-        best_measured.status = "failed";
-        best_measured.reason = "candidate " + id + " was measured beside BEST " +
-                               measured.paired_best + ", but BEST is now " + best.id +
-                               ": benchmark it again (target candidate_" + id + "_bench)";
-      }
-    } else {
-      best_measured = read_or_missing(loaded.layout.measurement(best.id), best.id);
-    }
-    decide::Decision decision = decide::decide(best_measured, measured, request, thresholds);
-    decide::write_decision(decision_path, decision);
+    decide::Decision decision = round::decide_candidate(loaded, id, best, thresholds);
     if (context.json) {
       context.out << decide::to_json(decision).dump(2) << "\n";
     } else {

@@ -2,6 +2,7 @@
 
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
+#include "round/round.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/process.hpp"
@@ -33,17 +34,8 @@ void FamilyOptions::require_state_dir() const {
   }
 }
 
-std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }
-
-ledger::Best LoadedFamily::best(ledger::ContentCheck check) const {
-  return ledger::resolve_best(ledger::Files{layout.ledger}, family, candidates, check);
-}
-
 LoadedFamily load_family(const FamilyOptions &options) {
-  spec::Family family = spec::load_family(options.spec);
-  candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
-  spec::Layout layout(options.state_dir, options.ledger);
-  return {std::move(family), std::move(candidates), std::move(layout)};
+  return round::load(options.spec, options.state_dir, options.ledger);
 }
 
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
@@ -78,13 +70,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
-  // Two ninja runs in one build folder at once would race on its logs and outputs.
-  util::FileLock lock(std::filesystem::path(build_dir) / "kopt-build.lock", &err);
-  util::RealProcessRunner runner;
-  util::Command command;
-  command.argv = {"cmake", "--build", build_dir, "--target"};
-  command.argv.insert(command.argv.end(), targets.begin(), targets.end());
-  util::ProcessResult result = runner.run(command);
+  util::ProcessResult result = round::build_targets(build_dir, targets, &err);
   if (!result.ok()) {
     err << result.out << result.err;
     err << "kopt: building " << util::join(targets, ", ") << " " << result.describe(0) << "\n";

@@ -3,6 +3,7 @@
 #include "candidate/candidate.hpp"
 #include "ledger/ledger.hpp"
 #include "profile/bench.hpp"
+#include "round/loaded_family.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 
@@ -33,17 +34,7 @@ struct FamilyOptions {
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
-struct LoadedFamily {
-  spec::Family family;
-  candidate::CandidateSet candidates;
-  spec::Layout layout;
-
-  /// The baseline: the candidate without a base (00 by convention); see ledger::baseline.
-  std::string baseline() const;
-
-  /// BEST from the ledger, or the baseline before the first record; see ledger::resolve_best.
-  ledger::Best best(ledger::ContentCheck check = ledger::ContentCheck::verify) const;
-};
+using round::LoadedFamily;
 
 /// Loads family.json, discovers the candidates and builds the layout.
 LoadedFamily load_family(const FamilyOptions &options);

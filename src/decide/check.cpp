@@ -6,33 +6,26 @@
 
 namespace kopt::decide {
 
-namespace {
-
-// Proves from ninja's recorded dependencies that the candidate's objects were compiled from
-// its own generated sources (a worktree build can silently pick up the baseline's files).
-buildinfo::IdentityCheck identity(const spec::Family &family,
-                                  const candidate::CandidateSet &candidates,
-                                  const spec::Layout &layout, const CheckRequest &request,
-                                  util::ProcessRunner &runner) {
-  util::Command command{{"ninja", "-C", request.build_dir, "-t", "deps"}, {}, {}, 120};
+std::vector<std::string> identity_problems(const spec::Family &family,
+                                           const candidate::CandidateSet &candidates,
+                                           const spec::Layout &layout, const std::string &id,
+                                           const std::string &build_dir, const std::string &prefix,
+                                           util::ProcessRunner &runner) {
+  util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
   util::ProcessResult result = runner.run(command);
   if (!result.ok()) {
-    buildinfo::IdentityCheck failed;
-    failed.problems.push_back("`ninja -C " + request.build_dir + " -t deps` " +
-                              result.describe(120));
-    return failed;
+    return {"`ninja -C " + build_dir + " -t deps` " + result.describe(120)};
   }
   std::vector<std::filesystem::path> foreign;
   for (const auto &c : candidates.all()) {
     foreign.push_back(c.dir);
   }
   return buildinfo::check_identity(
-      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(request.build_dir)),
-      request.prefix + "candidate_" + request.id, layout.gen_root(), layout.gen_dir(request.id),
-      family.kernel_header, foreign);
+             buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
+             prefix + "candidate_" + id, layout.gen_root(), layout.gen_dir(id),
+             family.kernel_header, foreign)
+      .problems;
 }
-
-} // namespace
 
 CheckResult check_candidate(const spec::Family &family, const candidate::CandidateSet &candidates,
                             const spec::Layout &layout, const CheckRequest &request,
@@ -46,9 +39,8 @@ CheckResult check_candidate(const spec::Family &family, const candidate::Candida
   result.expected_hash = candidates.content_hash(family, result.id);
 
   if (!request.build_dir.empty()) {
-    CheckRequest resolved = request;
-    resolved.id = result.id;
-    for (const auto &p : identity(family, candidates, layout, resolved, runner).problems) {
+    for (const auto &p : identity_problems(family, candidates, layout, result.id, request.build_dir,
+                                           request.prefix, runner)) {
       result.problems.push_back("identity: " + p);
     }
   }

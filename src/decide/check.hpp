@@ -32,6 +32,15 @@ struct CheckResult {
   bool correct() const { return problems.empty(); }
 };
 
+/// Proves from ninja's recorded dependencies in `build_dir` that candidate `id`'s objects were
+/// compiled from its own generated sources (a worktree build can silently pick up the baseline's
+/// files); returns the problems, empty when it holds.
+std::vector<std::string> identity_problems(const spec::Family &family,
+                                           const candidate::CandidateSet &candidates,
+                                           const spec::Layout &layout, const std::string &id,
+                                           const std::string &build_dir, const std::string &prefix,
+                                           util::ProcessRunner &runner);
+
 /// Checks candidate `request.id` for correctness: makes sure the golden is the baseline's, proves
 /// from the build's ninja deps (when `request.build_dir` is set) that the candidate's objects
 /// were compiled from its own generated sources ("identity: ..." problems), then runs its

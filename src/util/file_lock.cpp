@@ -33,7 +33,7 @@ bool lock(int fd, int how) {
 
 } // namespace
 
-FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
+void FileLock::open(const std::filesystem::path &path) {
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path());
   }
@@ -41,6 +41,18 @@ FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
   if (fd_ < 0) {
     throw Error(path.string() + ": cannot open the lock file: " + std::strerror(errno));
   }
+}
+
+void FileLock::write_holder() {
+  // Only for the waiting message: who holds the lock.
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) == 0) {
+    (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+  }
+}
+
+FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
+  open(path);
   bool held = lock(fd_, LOCK_EX | LOCK_NB);
   if (!held && errno == EWOULDBLOCK) {
     if (waiting != nullptr) {
@@ -56,11 +68,20 @@ FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
     ::close(fd_);
     throw Error(path.string() + ": cannot lock: " + std::strerror(err));
   }
-  // Only for the message above: who holds the lock.
-  std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) == 0) {
-    (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+  write_holder();
+}
+
+std::unique_ptr<FileLock> FileLock::try_lock(const std::filesystem::path &path) {
+  std::unique_ptr<FileLock> held(new FileLock());
+  held->open(path);
+  if (!lock(held->fd_, LOCK_EX | LOCK_NB)) {
+    if (errno == EWOULDBLOCK) {
+      return nullptr;
+    }
+    throw Error(path.string() + ": cannot lock: " + std::strerror(errno));
   }
+  held->write_holder();
+  return held;
 }
 
 FileLock::~FileLock() {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 
 namespace kopt::util {
 
@@ -16,10 +17,19 @@ public:
   /// and the holder's pid. Throws kopt::Error naming `path` when it cannot be opened or locked.
   explicit FileLock(const std::filesystem::path &path, std::ostream *waiting = nullptr);
   ~FileLock();
+
+  /// Takes the lock when no one holds it; returns null at once when another process does.
+  static std::unique_ptr<FileLock> try_lock(const std::filesystem::path &path);
   FileLock(const FileLock &) = delete;
   FileLock &operator=(const FileLock &) = delete;
 
 private:
+  FileLock() = default;
+  /// Opens `path`'s lock file (creating it and its folder); throws naming it.
+  void open(const std::filesystem::path &path);
+  /// Writes this process's pid into the held lock file, for the waiting message.
+  void write_holder();
+
   int fd_ = -1;
 };
 

@@ -1,5 +1,6 @@
 #include "temp_dir.hpp"
 
+#include "gpu/claim.hpp"
 #include "gpu/gate.hpp"
 #include "gpu/resource_spec.hpp"
 #include "gpu/smi.hpp"
@@ -10,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <deque>
+#include <sstream>
 
 using kopt::gpu::GpuTool;
 using kopt::test::fixture;
@@ -378,6 +380,57 @@ TEST_CASE("the ctest resource spec lists one slot per idle GPU") {
   CHECK(read_file(temp.path() / "resources.json") ==
         "{\n  \"local\": [\n    {\n      \"gpus\": []\n    }\n  ],\n  \"version\": {\n    "
         "\"major\": 1,\n    \"minor\": 0\n  }\n}\n");
+}
+
+TEST_CASE("claims: N benchmarks on G idle GPUs hold one GPU each; the next waits, then gives up") {
+  kopt::test::TempDir locks;
+  FakeRunner runner;
+  FakeClock clock;
+  runner.on(kQuery, {kIdleQuery});
+  runner.on(kApps, {read_file(fixture("gpu/smi_apps_idle.csv"))});
+  kopt::gpu::GateOptions options;
+  options.recheck_s = 60;
+  options.give_up_s = 30;
+  kopt::gpu::Gate gate(runner, clock, options, only("nvidia-smi"));
+  std::map<std::string, std::string> no_ctest;
+  auto first = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, no_ctest,
+                                       locks.path(), nullptr);
+  auto second = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, no_ctest,
+                                        locks.path(), nullptr);
+  REQUIRE(first.binding.ok);
+  REQUIRE(second.binding.ok);
+  CHECK(first.slot == "gpu-0"); // the most idle first (GPU 1 shows 3% use)
+  CHECK(second.slot == "gpu-1");
+  CHECK(first.binding.env.at("CUDA_VISIBLE_DEVICES") == "0");
+  CHECK(second.binding.env.at("CUDA_VISIBLE_DEVICES") == "1");
+  std::ostringstream waiting;
+  auto third = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, no_ctest,
+                                       locks.path(), &waiting, 5);
+  CHECK_FALSE(third.binding.ok);
+  CHECK(third.binding.gave_up);
+  CHECK(third.binding.message == "no idle GPU free of other kopt benchmarks for 0.5 min");
+  CHECK(waiting.str() ==
+        "kopt: waiting for a GPU: every idle GPU is held by another kopt benchmark\n");
+  first.lock.reset(); // the first benchmark ends: its GPU is free again
+  auto fourth = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, no_ctest,
+                                        locks.path(), nullptr);
+  REQUIRE(fourth.binding.ok);
+  CHECK(fourth.slot == "gpu-0");
+}
+
+TEST_CASE("claims: a host family holds the host slot; a second claim cannot take it") {
+  kopt::test::TempDir locks;
+  FakeRunner runner;
+  FakeClock clock;
+  kopt::gpu::Gate gate(runner, clock, {}, only("nvidia-smi"));
+  auto host = kopt::gpu::claim_device(kopt::spec::Backend::host, gate, clock, {}, {}, locks.path(),
+                                      nullptr);
+  CHECK(host.binding.ok);
+  CHECK(host.slot == "host");
+  CHECK(runner.calls.empty()); // no GPU tool for a host family
+  CHECK(kopt::util::FileLock::try_lock(locks.path() / "host.lock") == nullptr);
+  host.lock.reset();
+  CHECK(kopt::util::FileLock::try_lock(locks.path() / "host.lock") != nullptr);
 }
 
 TEST_SUITE_END();

@@ -1,0 +1,406 @@
+#include "candidate/new_candidate.hpp"
+
+#include "candidate/patch.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unistd.h>
+
+namespace kopt::candidate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
+                        const std::vector<std::string> &args) {
+  util::Command command;
+  // Settings of the user's git that change the diff's text are pinned.
+  command.argv = {"git",
+                  "-C",
+                  dir.string(),
+                  "-c",
+                  "core.quotepath=off",
+                  "-c",
+                  "diff.noprefix=false",
+                  "-c",
+                  "diff.mnemonicprefix=false",
+                  "-c",
+                  "color.ui=false"};
+  command.argv.insert(command.argv.end(), args.begin(), args.end());
+  command.timeout_s = 120;
+  return runner.run(command);
+}
+
+std::string git_or_throw(util::ProcessRunner &runner, const fs::path &dir,
+                         const std::vector<std::string> &args, const std::string &what) {
+  util::ProcessResult result = git(runner, dir, args);
+  if (!result.ok()) {
+    throw Error(what + ": `git " + util::join(args, " ") + "` in " + dir.string() + " " +
+                result.describe(120) + ": " + std::string(util::trim(result.err)));
+  }
+  return result.out;
+}
+
+// The family folder's place in its git repository: the repository's top folder and the
+// family's path inside it ("examples/host_gemm/"; "" at the top). No repository: both empty.
+struct RepoPlace {
+  fs::path top;
+  std::string prefix;
+};
+
+RepoPlace repo_place(const fs::path &dir, util::ProcessRunner &runner) {
+  util::ProcessResult result = git(runner, dir, {"rev-parse", "--show-toplevel", "--show-prefix"});
+  if (!result.ok()) {
+    return {};
+  }
+  std::vector<std::string> lines = util::split(util::trim(result.out), '\n');
+  return {lines.empty() ? fs::path() : fs::path(lines[0]),
+          lines.size() > 1 ? std::string(util::trim(lines[1])) : ""};
+}
+
+std::string diff_args_text(util::ProcessRunner &runner, const fs::path &top,
+                           std::vector<std::string> args, const std::string &prefix,
+                           const std::string &what) {
+  std::vector<std::string> full = {"diff", "--no-color", "--no-ext-diff", "--no-renames",
+                                   "--binary"};
+  full.insert(full.end(), args.begin(), args.end());
+  full.push_back("--");
+  full.push_back(prefix.empty() ? "." : prefix);
+  return git_or_throw(runner, top, full, what);
+}
+
+// A section that creates `path` with `bytes`, as git would write it (text), or a binary marker.
+std::string new_file_section(const std::string &path, const std::string &bytes) {
+  std::string head = "diff --git a/" + path + " b/" + path + "\nnew file mode 100644\n";
+  if (bytes.find('\0') != std::string::npos) {
+    return head + "Binary files /dev/null and b/" + path + " differ\n";
+  }
+  if (bytes.empty()) {
+    return head;
+  }
+  std::vector<std::string> lines = util::split(bytes, '\n');
+  bool newline_at_end = bytes.back() == '\n';
+  if (newline_at_end) {
+    lines.pop_back();
+  }
+  std::string out = head + "--- /dev/null\n+++ b/" + path + "\n@@ -0,0 +1," +
+                    std::to_string(lines.size()) + " @@\n";
+  for (const auto &line : lines) {
+    out += "+" + line + "\n";
+  }
+  return newline_at_end ? out : out + "\\ No newline at end of file\n";
+}
+
+bool is_instance_template(const spec::Family &family, const std::string &rel) {
+  if (!rel.starts_with("instances/") || !rel.ends_with(".in")) {
+    return false;
+  }
+  std::string name = rel.substr(10, rel.size() - 13);
+  return name.find('/') == std::string::npos && family.find_instance(name) != nullptr;
+}
+
+bool is_editable(const spec::Family &family, const std::string &rel) {
+  return rel == family.kernel_template ||
+         std::find(family.editable.begin(), family.editable.end(), rel) != family.editable.end() ||
+         is_instance_template(family, rel);
+}
+
+// Where a patch path lands in the family folder: "" when it leaves the folder (`why` says how).
+std::string family_relative(const spec::Family &family, const RepoPlace &place, bool repo_paths,
+                            const std::string &path, std::string &why) {
+  if (path.starts_with("/")) {
+    why = "an absolute path";
+    return "";
+  }
+  std::string rel = path;
+  if (repo_paths) {
+    if (!rel.starts_with(place.prefix)) {
+      why = "outside the family folder " + place.prefix + " of the repository";
+      return "";
+    }
+    rel = rel.substr(place.prefix.size());
+  }
+  fs::path normal = fs::path(rel).lexically_normal();
+  if (normal.empty() || normal.begin()->string() == ".." || normal.is_absolute()) {
+    why = "leaves the family folder";
+    return "";
+  }
+  // A symlink inside the folder may point out of it.
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(family.dir, ec);
+  fs::path real = fs::weakly_canonical(family.dir / normal, ec);
+  fs::path inside = real.lexically_relative(root);
+  if (ec || inside.empty() || inside.begin()->string() == "..") {
+    why = "leaves the family folder through a symlink (to " + real.string() + ")";
+    return "";
+  }
+  return normal.generic_string();
+}
+
+// The files the candidate chain of `base` resolves, by family-relative path, with their bytes.
+std::map<std::string, std::string>
+base_files(const spec::Family &family, const CandidateSet &candidates, const std::string &base) {
+  std::map<std::string, std::string> files;
+  for (const auto &[name, path] : candidates.resolve_sources(family, base)) {
+    files[name] = util::read_file(path);
+  }
+  for (const auto &[name, path] : candidates.resolve_instance_templates(family, base)) {
+    files["instances/" + name + ".in"] = util::read_file(path);
+  }
+  return files;
+}
+
+// Applies `patch` with the real `git apply` to a temporary copy of `files`; returns the files
+// after it.
+std::map<std::string, std::string> apply(const std::map<std::string, std::string> &files,
+                                         const std::string &patch, const std::string &what,
+                                         util::ProcessRunner &runner) {
+  std::string pattern = (fs::temp_directory_path() / "kopt-new-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
+  }
+  fs::path tmp = pattern;
+  struct Remove {
+    fs::path dir;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remove{tmp};
+  fs::path work = tmp / "w";
+  for (const auto &[name, bytes] : files) {
+    fs::create_directories((work / name).parent_path());
+    util::write_file_atomic(work / name, bytes);
+  }
+  fs::create_directories(work);
+  util::write_file_atomic(tmp / "change.patch", patch);
+  // A repository of its own, so that git applies relative to this folder and nowhere else.
+  git_or_throw(runner, work, {"init", "-q"}, what);
+  util::ProcessResult result =
+      git(runner, work, {"apply", "--whitespace=nowarn", (tmp / "change.patch").string()});
+  if (!result.ok()) {
+    throw Error(what + ": " + std::string(util::trim(result.err)));
+  }
+  std::map<std::string, std::string> after;
+  for (const auto &entry : fs::recursive_directory_iterator(work)) {
+    std::string rel = entry.path().lexically_relative(work).generic_string();
+    if (rel.starts_with(".git")) {
+      continue;
+    }
+    if (entry.is_regular_file()) {
+      after[rel] = util::read_file(entry.path());
+    }
+  }
+  return after;
+}
+
+// The sources and instance templates a candidate resolves to when `files` are its files.
+std::string hash_of(const spec::Family &family, const std::map<std::string, std::string> &files) {
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::string> instance_templates;
+  for (const auto &[rel, bytes] : files) {
+    if (rel.starts_with("instances/")) {
+      instance_templates[rel.substr(10, rel.size() - 13)] = bytes;
+    } else {
+      sources[rel] = bytes;
+    }
+  }
+  return content_hash_of(family, sources, instance_templates);
+}
+
+void write_folder(const fs::path &dir, const NewRequest &request,
+                  const std::map<std::string, std::string> &changed) {
+  fs::path parent = dir.parent_path();
+  fs::path staging = parent / (".new-" + request.id + "-" + std::to_string(::getpid()));
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  nlohmann::ordered_json j = {{"id", request.id},
+                              {"base", request.base},
+                              {"hypothesis", request.hypothesis},
+                              {"target", request.target}};
+  if (!request.proposal.empty()) {
+    j["proposal"] = request.proposal;
+  }
+  util::write_file_atomic(staging / "candidate.json", j.dump(2) + "\n");
+  for (const auto &[rel, bytes] : changed) {
+    fs::create_directories((staging / rel).parent_path());
+    util::write_file_atomic(staging / rel, bytes);
+  }
+  // The folder appears whole (hidden folders are not candidates until the rename).
+  fs::path old = parent / (".old-" + request.id + "-" + std::to_string(::getpid()));
+  if (fs::exists(dir)) {
+    fs::rename(dir, old);
+  }
+  fs::rename(staging, dir);
+  fs::remove_all(old);
+}
+
+std::string line_of(const Change &change, const PatchFile &f) {
+  return change.source + ":" + std::to_string(f.line);
+}
+
+} // namespace
+
+bool is_generated_path(const std::string &path) {
+  for (const auto &part : fs::path(path)) {
+    std::string name = part.string();
+    if (name == "build" || name.starts_with("build-") || name.starts_with("build_") ||
+        name.starts_with("cmake-build-") || name == "CMakeFiles" || name == "__pycache__" ||
+        name == ".git" || name == ".cache" || name == "_deps") {
+      return true;
+    }
+  }
+  return false;
+}
+
+Change read_change(const spec::Family &family, ChangeKind kind, const std::string &value,
+                   util::ProcessRunner &runner) {
+  if (kind == ChangeKind::patch) {
+    return {util::read_file(value), value, {}};
+  }
+  RepoPlace place = repo_place(family.dir, runner);
+  if (place.top.empty()) {
+    throw Error(family.dir.string() + ": the family folder is not in a git repository (--from-" +
+                std::string(kind == ChangeKind::git ? "git" : "worktree") +
+                " reads its changes with git)");
+  }
+  if (kind == ChangeKind::git) {
+    std::vector<std::string> range = value.find("..") != std::string::npos
+                                         ? std::vector<std::string>{value}
+                                         : std::vector<std::string>{value + "^", value};
+    return {diff_args_text(runner, place.top, range, place.prefix, "--from-git " + value),
+            "git " + value,
+            {}};
+  }
+  std::string what = "--from-worktree " + value;
+  fs::path top = util::trim(git_or_throw(runner, value, {"rev-parse", "--show-toplevel"}, what));
+  Change change{diff_args_text(runner, top, {"HEAD"}, place.prefix, what), "worktree " + value, {}};
+  // Untracked files git does not ignore are part of the change; ignored ones are not.
+  std::string untracked = git_or_throw(runner, top,
+                                       {"ls-files", "--others", "--exclude-standard", "-z", "--",
+                                        place.prefix.empty() ? "." : place.prefix},
+                                       what);
+  for (const auto &path : util::split(untracked, '\0')) {
+    if (!path.empty()) {
+      change.text += new_file_section(path, is_generated_path(path.substr(place.prefix.size()))
+                                                ? std::string(1, '\0')
+                                                : util::read_file(top / path));
+    }
+  }
+  return change;
+}
+
+NewCandidate make_candidate(const spec::Family &family, const CandidateSet &candidates,
+                            const std::string &best_id, const std::string &best_hash,
+                            const Change &change, const NewRequest &request,
+                            util::ProcessRunner &runner) {
+  if (request.id.size() < 2 || !util::is_digits(request.id)) {
+    throw Error("--id: expected two or more digits, got '" + request.id + "'");
+  }
+  const Candidate &base = candidates.get(request.base);
+  fs::path dir = family.candidates_dir / request.id;
+  if (fs::exists(dir) && !request.replace) {
+    throw Error("candidate " + request.id + " exists (" + dir.string() +
+                "): choose another --id, or give --replace");
+  }
+  if (request.id == best_id) {
+    throw Error("candidate " + request.id + " is BEST: it cannot be replaced");
+  }
+
+  std::vector<PatchFile> files = parse_patch(change.text, change.source);
+  RepoPlace place = repo_place(family.dir, runner);
+  bool repo_paths =
+      !place.prefix.empty() && std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
+        return f.path().starts_with(place.prefix);
+      });
+  // Every path is checked before anything else: one escape refuses the whole patch.
+  std::vector<std::string> escapes;
+  std::vector<std::string> rel(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (const std::string *p : {&files[i].old_path, &files[i].new_path}) {
+      std::string why;
+      if (p->empty()) {
+        continue;
+      }
+      std::string r = family_relative(family, place, repo_paths, *p, why);
+      if (r.empty()) {
+        escapes.push_back(*p + " (" + line_of(change, files[i]) + ": " + why + ")");
+      } else if (p == &files[i].new_path || rel[i].empty()) {
+        rel[i] = r;
+      }
+    }
+  }
+  if (!escapes.empty()) {
+    throw Error(change.source + ": refused: the change reaches outside the family folder " +
+                family.dir.string() + ": " + util::join(escapes, "; ") + "; nothing written");
+  }
+
+  NewCandidate result;
+  std::vector<std::string> refused;
+  std::string kept;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const PatchFile &f = files[i];
+    if (is_generated_path(rel[i])) {
+      result.dropped.push_back({rel[i], "generated"});
+    } else if (f.binary) {
+      result.dropped.push_back({rel[i], "binary"});
+    } else if (!is_editable(family, rel[i])) {
+      refused.push_back(rel[i]);
+    } else if (f.renamed || f.new_path.empty()) {
+      throw Error(line_of(change, f) + ": " + rel[i] + ": a candidate cannot " +
+                  (f.renamed ? "rename" : "delete") + " a file; refused, nothing written");
+    } else if (f.new_mode == "120000") {
+      throw Error(line_of(change, f) + ": " + rel[i] +
+                  ": a candidate holds regular files, not symlinks; refused, nothing written");
+    } else if (!f.hunks.empty()) {
+      kept += rewrite_patch(f, rel[i]);
+    }
+  }
+  if (!refused.empty()) {
+    std::vector<std::string> editable = family.editable;
+    if (std::find(editable.begin(), editable.end(), family.kernel_template) == editable.end()) {
+      editable.push_back(family.kernel_template);
+    }
+    throw Error(change.source + ": refused: the change touches files that are not editable: " +
+                util::join(refused, ", ") + " (family " + family.name + "'s editable files: " +
+                util::join(editable, ", ") + ", and instances/<instance>.in); nothing written");
+  }
+
+  std::map<std::string, std::string> before = base_files(family, candidates, base.id());
+  std::map<std::string, std::string> after =
+      kept.empty() ? before
+                   : apply(before, kept,
+                           change.source + ": the change does not apply to candidate " + base.id() +
+                               "'s files",
+                           runner);
+  std::map<std::string, std::string> changed;
+  for (const auto &[name, bytes] : after) {
+    auto was = before.find(name);
+    if (was == before.end() || was->second != bytes) {
+      changed[name] = bytes;
+    }
+  }
+  if (changed.empty()) {
+    throw Error(change.source + ": no change: candidate " + base.id() +
+                "'s files stay as they are; nothing written");
+  }
+  result.hash = hash_of(family, after);
+  if (result.hash == best_hash) {
+    throw Error(change.source + ": no change: the result equals BEST " + best_id +
+                "'s content (hash " + best_hash.substr(0, 8) + "); nothing written");
+  }
+  write_folder(dir, request, changed);
+  result.dir = dir;
+  for (const auto &[name, bytes] : changed) {
+    result.files.push_back(name);
+  }
+  return result;
+}
+
+} // namespace kopt::candidate

@@ -1,0 +1,51 @@
+#include "round/round.hpp"
+#include "cli/family_options.hpp"
+#include "cli/subcommands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <ostream>
+
+namespace kopt::cli {
+
+namespace {
+
+struct RoundCliOptions {
+  FamilyOptions family;
+  round::RoundOptions round;
+};
+
+} // namespace
+
+Handler setup_round(CLI::App &app) {
+  auto options = std::make_shared<RoundCliOptions>();
+  options->family.add_to(app);
+  app.add_option("--id", options->round.id, "the candidate to run the round of")->required();
+  app.add_option("--build-dir", options->round.build_dir,
+                 "build the harnesses in this tree first and prove their sources (ninja deps)");
+  app.add_option("--prefix", options->round.prefix, "the PREFIX given to kopt_add_family");
+  app.add_option("--rounds", options->round.rounds,
+                 "side-by-side rounds (default: family.json's bench.rounds, else 6)")
+      ->check(CLI::Range(2, 1000));
+  app.add_option("--max-consecutive", options->round.limits.max_consecutive,
+                 "stop after this many consecutive measured regressions (default 5)");
+  return [options](Context &context) {
+    round::RoundOptions request = options->round;
+    request.spec = options->family.spec;
+    request.state_dir = options->family.state_dir;
+    request.ledger = options->family.ledger;
+    request.gpu_wait_min = options->family.gpu_wait_min;
+    round::RoundResult result = round::run_round(request, context.err);
+    if (context.json) {
+      context.out << result.json.dump(2) << "\n";
+    } else {
+      const auto &j = result.json;
+      context.out << "candidate " << j["candidate"].get<std::string>() << ": "
+                  << j["verdict"].get<std::string>() << " (" << j["reason"].get<std::string>()
+                  << ")\nnext: " << j["next"]["text"].get<std::string>() << "\n";
+    }
+    return static_cast<int>(result.ending);
+  };
+}
+
+} // namespace kopt::cli

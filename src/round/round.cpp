@@ -1,0 +1,384 @@
+#include "round/round.hpp"
+
+#include "decide/check.hpp"
+#include "decide/decide.hpp"
+#include "gpu/claim.hpp"
+#include "ledger/record_candidate.hpp"
+#include "profile/bench.hpp"
+#include "round/loaded_family.hpp"
+#include "round/steps.hpp"
+#include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/progress.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+namespace kopt::round {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+double unix_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// The last lines of a failed build's output, enough to see the error in a JSON answer.
+std::string tail(const std::string &text, size_t lines = 20) {
+  std::vector<std::string> all = util::split(util::trim(text), '\n');
+  if (all.size() > lines) {
+    all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(lines));
+  }
+  return util::join(all, "\n");
+}
+
+// A step before the measurement failed (build, identity, no GPU): the candidate's measurement
+// says why, so that the keep test gives `failed` and the ledger resets the counter.
+void write_failed(const LoadedFamily &loaded, const std::string &id, const std::string &reason) {
+  std::error_code ec;
+  fs::remove(loaded.layout.paired_best(id), ec);
+  profile::Measurement m;
+  m.family = loaded.family.name;
+  m.candidate = id;
+  m.hash = loaded.candidates.content_hash(loaded.family, id);
+  m.status = "failed";
+  m.reason = reason;
+  m.date = util::utc_now();
+  profile::write_measurement(loaded.layout.measurement(id), m);
+}
+
+// What the measurement step did: the device it held (JSON) or why it could not measure.
+struct Measured {
+  ordered_json device = nullptr;
+  std::string failed_step; ///< "build", "identity", "gpu"; empty when it measured
+  std::string reason;
+};
+
+profile::RunSetup setup_of(spec::Backend backend, const gpu::Binding &binding) {
+  profile::RunSetup setup{binding.env, binding.device, "", ""};
+  if (backend == spec::Backend::cuda) {
+    util::RealProcessRunner runner;
+    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
+    setup.driver = state.driver;
+    setup.clocks = state.clocks;
+  }
+  return setup;
+}
+
+// Claims the device the benchmark runs on (gpu::claim_device); a GPU gate that gave up stops
+// the ledger ("no idle GPU for 60 min").
+gpu::Claim claim(const LoadedFamily &loaded, const RoundOptions &options, std::ostream &progress) {
+  util::RealProcessRunner runner;
+  gpu::RealClock clock;
+  gpu::GateOptions gate_options;
+  gate_options.give_up_s = options.gpu_wait_min * 60;
+  gate_options.recheck_s = std::min(gate_options.recheck_s, std::max(gate_options.give_up_s, 1.0));
+  gpu::Gate gate(runner, clock, gate_options);
+  gpu::Claim held =
+      gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
+                        gpu::binding_environment(), gpu::device_lock_dir(), &progress);
+  if (!held.binding.ok && held.binding.gave_up) {
+    ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
+                             util::utc_now(), static_cast<int>(options.gpu_wait_min));
+  }
+  return held;
+}
+
+// Builds, checks the identity, claims a device and measures `id` beside `best` into its
+// results folder (the caller holds its results lock). A host family's claim covers its build
+// too: a compile on the same cores would distort another round's benchmark.
+Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
+                 const RoundOptions &options, std::ostream &progress) {
+  Measured out;
+  std::string baseline = loaded.baseline();
+  bool host = loaded.family.backend == spec::Backend::host;
+  gpu::Claim held;
+  double from = 0;
+  if (host) {
+    held = claim(loaded, options, progress);
+    from = unix_now();
+  }
+  if (!options.build_dir.empty()) {
+    std::vector<std::string> targets;
+    for (const std::string &t : {baseline, id, best.id}) {
+      std::string target = options.prefix + "candidate_" + t;
+      if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
+        targets.push_back(target);
+      }
+    }
+    progress << "kopt round: building " << util::join(targets, ", ") << "\n" << std::flush;
+    util::ProcessResult built = build_targets(options.build_dir, targets, &progress);
+    if (!built.ok()) {
+      out.failed_step = "build";
+      out.reason = "building " + util::join(targets, ", ") + " " + built.describe(0) + ":\n" +
+                   tail(built.out + built.err);
+      return out;
+    }
+    util::RealProcessRunner runner;
+    std::vector<std::string> problems =
+        decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id,
+                                  options.build_dir, options.prefix, runner);
+    if (!problems.empty()) {
+      out.failed_step = "identity";
+      out.reason = "identity: " + util::join(problems, "; ");
+      return out;
+    }
+  }
+  if (!host) {
+    held = claim(loaded, options, progress);
+    from = unix_now();
+  }
+  if (!held.binding.ok) {
+    out.failed_step = "gpu";
+    out.reason = "GPU gate: " + held.binding.message;
+    return out;
+  }
+  progress << "kopt round: measuring candidate " << id << " beside BEST " << best.id << " on "
+           << held.binding.message << "\n"
+           << std::flush;
+  util::RealProcessRunner runner;
+  profile::RunSetup setup = setup_of(loaded.family.backend, held.binding);
+  profile::ensure_golden(loaded.family, loaded.layout, baseline,
+                         loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
+  // Plain lines: a round's progress is a log beside its JSON answer, never a status line.
+  util::StatusLine status(progress, util::StatusStyle::lines);
+  profile::bench_candidate(loaded.family, loaded.layout, id, best.id,
+                           options.rounds > 0 ? options.rounds : loaded.family.rounds,
+                           best.recorded ? profile::GoldenCheck::skip
+                                         : profile::GoldenCheck::compare,
+                           runner, setup, status);
+  double to = unix_now();
+  held.lock.reset(); // the next round's benchmark may start while this one decides
+  out.device = {{"slot", held.slot},
+                {"device", held.binding.device},
+                {"binding", held.binding.message},
+                {"waited_s", held.waited_s},
+                {"from", from},
+                {"to", to}};
+  return out;
+}
+
+std::string verdict_name(const decide::Decision &d) {
+  return d.identical_to.empty() ? decide::to_string(d.verdict) : "identical";
+}
+
+// What the agent may do next, from the verdict and the ledger after the record.
+ordered_json next_action(const decide::Decision &d, const ledger::State &state,
+                         const std::string &proposal, const ledger::Options &limits) {
+  if (state.stopped) {
+    return {{"action", "stop"}, {"text", "the ledger stopped (" + state.stop_reason + ")"}};
+  }
+  bool abandoned =
+      std::find(state.abandoned.begin(), state.abandoned.end(), proposal) != state.abandoned.end();
+  if (d.verdict == decide::Verdict::incorrect && !abandoned) {
+    int next = state.repair_attempts.count(proposal) ? state.repair_attempts.at(proposal) + 1 : 1;
+    return {{"action", "repair"},
+            {"base", d.candidate},
+            {"proposal", proposal},
+            {"attempt", next},
+            {"of", limits.max_repairs},
+            {"text", "repair the same idea: kopt new --base " + d.candidate + " --proposal " +
+                         proposal + " (attempt " + std::to_string(next) + " of " +
+                         std::to_string(limits.max_repairs) + ")"}};
+  }
+  if (d.verdict == decide::Verdict::split) {
+    return {{"action", "split"},
+            {"base", state.best},
+            {"winning", d.winning},
+            {"text", "write a candidate from BEST " + state.best + " whose dispatch sends " +
+                         util::join(d.winning, ", ") +
+                         " to this candidate's kernels: " + d.split_advice}};
+  }
+  bool pending = std::any_of(d.classes.begin(), d.classes.end(),
+                             [](const decide::ClassRow &row) { return row.pending; });
+  if (d.verdict == decide::Verdict::tie && pending && d.identical_to.empty()) {
+    return {{"action", "measure_again"},
+            {"base", state.best},
+            {"text", "a class moved within the threshold once: run the round again to confirm"}};
+  }
+  return {{"action", "propose"},
+          {"base", state.best},
+          {"text", "a new idea from BEST " + state.best + ": kopt new --base " + state.best}};
+}
+
+Ending ending_of(const decide::Decision &d, const ledger::State &state) {
+  if (state.stopped) {
+    return Ending::stopped;
+  }
+  switch (d.verdict) {
+  case decide::Verdict::keep:
+    return Ending::keep;
+  case decide::Verdict::incorrect:
+    return Ending::incorrect;
+  case decide::Verdict::failed:
+    return Ending::failed;
+  default:
+    return Ending::not_kept;
+  }
+}
+
+ordered_json answer(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
+                    const decide::Decision &d, const ledger::RecordRun &recorded,
+                    const Measured &measured, int remeasured, const RoundOptions &options) {
+  const candidate::Candidate &c = loaded.candidates.get(id);
+  const ledger::State &s = recorded.recorded.state;
+  std::string proposal = c.spec.proposal.empty() ? id : c.spec.proposal;
+  nlohmann::json decision = decide::to_json(d);
+  ordered_json repair = nullptr;
+  if (d.verdict == decide::Verdict::incorrect) {
+    repair = {{"proposal", proposal},
+              {"attempt", s.repair_attempts.count(proposal) ? s.repair_attempts.at(proposal) : 0},
+              {"of", options.limits.max_repairs},
+              {"abandoned",
+               std::find(s.abandoned.begin(), s.abandoned.end(), proposal) != s.abandoned.end()}};
+  }
+  Ending ending = ending_of(d, s);
+  return {
+      {"candidate", id},
+      {"hash", d.hash.empty() ? loaded.candidates.content_hash(loaded.family, id) : d.hash},
+      {"proposal", proposal},
+      {"target", d.target},
+      {"hypothesis", c.spec.hypothesis},
+      {"best_before", best.id},
+      {"best", s.best},
+      {"verdict", verdict_name(d)},
+      {"reason", d.reason},
+      {"failed_step", measured.failed_step.empty() ? nullptr : ordered_json(measured.failed_step)},
+      {"method", decision["method"]},
+      {"rounds", d.rounds},
+      {"classes", decision["classes"]},
+      {"overall", decision["overall"]},
+      {"incorrect", decision["incorrect"]},
+      {"winning", d.winning},
+      {"split_advice", d.split_advice},
+      {"repair", repair},
+      {"regressions",
+       {{"consecutive", s.consecutive_regressions},
+        {"max", options.limits.max_consecutive},
+        {"counted",
+         d.counts_as_regression() && recorded.recorded.outcome == ledger::Outcome::recorded}}},
+      {"stopped", s.stopped},
+      {"stop_reason", s.stop_reason},
+      {"record",
+       {{"outcome", recorded.recorded.outcome == ledger::Outcome::recorded    ? "recorded"
+                    : recorded.recorded.outcome == ledger::Outcome::duplicate ? "duplicate"
+                    : recorded.recorded.outcome == ledger::Outcome::identical
+                        ? "identical"
+                        : "candidate_is_best"},
+        {"message", recorded.recorded.message}}},
+      {"device", measured.device},
+      {"measured_again", remeasured},
+      {"decision", loaded.layout.decision(id).string()},
+      {"next", next_action(d, s, proposal, options.limits)},
+      {"exit_code", static_cast<int>(ending)},
+      {"ending", to_string(ending)}};
+}
+
+RoundResult stopped_before(const LoadedFamily &loaded, const std::string &id,
+                           const ledger::State &state) {
+  RoundResult result;
+  result.ending = Ending::stopped;
+  result.json = {{"candidate", id},
+                 {"best", state.best},
+                 {"verdict", "stopped"},
+                 {"reason", "the ledger stopped on " + state.stop_date + " (" + state.stop_reason +
+                                "); nothing was run"},
+                 {"stopped", true},
+                 {"stop_reason", state.stop_reason},
+                 {"regressions", {{"consecutive", state.consecutive_regressions}}},
+                 {"decision", loaded.layout.decision(id).string()},
+                 {"next", {{"action", "stop"}, {"text", "the loop is over"}}},
+                 {"exit_code", static_cast<int>(Ending::stopped)},
+                 {"ending", to_string(Ending::stopped)}};
+  return result;
+}
+
+} // namespace
+
+const char *to_string(Ending ending) {
+  switch (ending) {
+  case Ending::keep:
+    return "keep";
+  case Ending::not_kept:
+    return "not_kept";
+  case Ending::incorrect:
+    return "incorrect";
+  case Ending::failed:
+    return "failed";
+  case Ending::stopped:
+    return "stopped";
+  }
+  return "?";
+}
+
+util::ProcessResult build_targets(const std::string &build_dir,
+                                  const std::vector<std::string> &targets, std::ostream *waiting) {
+  // Two ninja runs in one build folder at once would race on its logs and outputs.
+  util::FileLock lock(fs::path(build_dir) / "kopt-build.lock", waiting);
+  util::RealProcessRunner runner;
+  util::Command command;
+  command.argv = {"cmake", "--build", build_dir, "--target"};
+  command.argv.insert(command.argv.end(), targets.begin(), targets.end());
+  return runner.run(command);
+}
+
+RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
+  for (int remeasured = 0;; ++remeasured) {
+    LoadedFamily loaded = load(options.spec, options.state_dir, options.ledger);
+    const std::string &id = loaded.candidates.get(options.id).id();
+    ledger::Files files{loaded.layout.ledger};
+    std::optional<ledger::State> state = ledger::read_state(files);
+    if (state && state->stopped) {
+      return stopped_before(loaded, id, *state);
+    }
+    ledger::Best best = loaded.best();
+    if (id == best.id) {
+      throw Error("candidate " + id + " is BEST: nothing to measure against");
+    }
+    Measured measured;
+    decide::Decision decision;
+    {
+      util::FileLock results(loaded.layout.lock("results-" + id), &progress);
+      if (ledger::identical_to(files, loaded.family, loaded.candidates, id, best).empty()) {
+        measured = measure(loaded, id, best, options, progress);
+        if (!measured.failed_step.empty()) {
+          write_failed(loaded, id, measured.reason);
+        }
+      }
+      decision = decide_candidate(loaded, id, best, keep_options(loaded.family));
+      if (!measured.failed_step.empty()) {
+        decision.verdict = decide::Verdict::failed;
+        decision.reason = measured.reason;
+        decide::write_decision(loaded.layout.decision(id), decision);
+      }
+    }
+    try {
+      ledger::RecordRun recorded = ledger::record_candidate(loaded.layout, loaded.family,
+                                                            loaded.candidates, id, options.limits);
+      RoundResult result;
+      result.json = answer(loaded, id, best, decision, recorded, measured, remeasured, options);
+      result.ending = static_cast<Ending>(result.json["exit_code"].get<int>());
+      return result;
+    } catch (const Error &) {
+      std::optional<ledger::State> now = ledger::read_state(files);
+      if (now && now->stopped) {
+        return stopped_before(loaded, id, *now);
+      }
+      if (!now || now->best == best.id || remeasured + 1 >= options.max_remeasure) {
+        throw;
+      }
+      progress << "kopt round: BEST became " << now->best << " while candidate " << id
+               << " was measured beside " << best.id << ": measuring again\n"
+               << std::flush;
+    }
+  }
+}
+
+} // namespace kopt::round

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "ledger/ledger.hpp"
+#include "util/process.hpp"
+
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kopt::round {
+
+/// How a round ended; the value is `kopt round`'s exit status (docs/AGENTS.md). 2 is kept for a
+/// kopt error (bad option, bad file): the round did not happen.
+enum class Ending { keep = 0, not_kept = 1, incorrect = 3, failed = 4, stopped = 5 };
+
+/// What one round is asked: the candidate, where it is built and how it is measured.
+struct RoundOptions {
+  std::string spec;
+  std::string state_dir;
+  std::string ledger; ///< empty: <state_dir>/ledger
+  std::string id;
+  std::string build_dir; ///< empty: the harnesses are built already; no identity check
+  std::string prefix;    ///< the PREFIX given to kopt_add_family
+  int rounds = 0;        ///< side-by-side rounds; 0: family.json's
+  double gpu_wait_min = 60;
+  ledger::Options limits;
+  int max_remeasure = 3; ///< BEST changed while measuring: measure again at most this often
+};
+
+/// The round's answer: the JSON an agent reads (docs/AGENTS.md) and how it ended.
+struct RoundResult {
+  nlohmann::ordered_json json;
+  Ending ending = Ending::failed;
+};
+
+/// Runs one round of candidate `options.id`: build (with `--build-dir`), the identity check, a
+/// device claim (gpu::claim_device: one benchmark per device), the golden, the side-by-side
+/// measurement beside BEST, the keep test and the ledger record, with the library functions the
+/// bench, check, decide and record subcommands call. When another round's keep changes BEST
+/// while this one measures, it measures again beside the new BEST. `progress` gets one line per
+/// step. A stopped ledger runs nothing.
+RoundResult run_round(const RoundOptions &options, std::ostream &progress);
+
+/// Builds `targets` in `build_dir` (`cmake --build`) holding the build folder's lock (two ninja
+/// runs in one folder would race); `waiting` gets a line when it waits for the lock.
+util::ProcessResult build_targets(const std::string &build_dir,
+                                  const std::vector<std::string> &targets, std::ostream *waiting);
+
+/// Returns the exit status's name: "keep", "not_kept", "incorrect", "failed", "stopped".
+const char *to_string(Ending ending);
+
+} // namespace kopt::round

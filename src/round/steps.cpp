@@ -1,0 +1,66 @@
+#include "round/steps.hpp"
+
+#include "util/error.hpp"
+
+#include <filesystem>
+
+namespace kopt::round {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A missing measurement.json is a failed attempt (nothing comparable), not a tool error.
+profile::Measurement read_or_missing(const fs::path &path, const std::string &id) {
+  std::error_code ec;
+  return fs::exists(path, ec) ? profile::read_measurement(path)
+                              : decide::missing_measurement(id, path);
+}
+
+} // namespace
+
+decide::Options keep_options(const spec::Family &family) {
+  decide::Options options;
+  options.noise = family.keep_threshold;
+  options.confidence = family.keep_confidence;
+  options.max_regression = family.keep_max_regression;
+  return options;
+}
+
+decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string &id,
+                                  const ledger::Best &best, const decide::Options &options) {
+  const candidate::Candidate &candidate = loaded.candidates.get(id);
+  decide::Request request;
+  request.target = candidate.spec.target;
+  request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
+  request.best_hash = best.hash;
+  request.identical_to = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
+                                              loaded.candidates, id, best);
+  fs::path decision_path = loaded.layout.decision(id);
+  std::error_code ec;
+  if (fs::exists(decision_path, ec)) {
+    request.previous = decide::read_decision(decision_path);
+  }
+  if (fs::exists(loaded.layout.calibration(), ec)) {
+    request.calibration = decide::read_calibration(loaded.layout.calibration());
+  }
+  // Side by side, BEST's samples are the ones measured beside the candidate.
+  profile::Measurement measured = read_or_missing(loaded.layout.measurement(id), id);
+  profile::Measurement best_measured;
+  if (!measured.paired_best.empty()) {
+    best_measured = read_or_missing(loaded.layout.paired_best(id), measured.paired_best);
+    if (best_measured.ok() && measured.paired_best != best.id) {
+      best_measured.status = "failed";
+      best_measured.reason = "candidate " + id + " was measured beside BEST " +
+                             measured.paired_best + ", but BEST is now " + best.id +
+                             ": benchmark it again (target candidate_" + id + "_bench)";
+    }
+  } else {
+    best_measured = read_or_missing(loaded.layout.measurement(best.id), best.id);
+  }
+  decide::Decision decision = decide::decide(best_measured, measured, request, options);
+  decide::write_decision(decision_path, decision);
+  return decision;
+}
+
+} // namespace kopt::round

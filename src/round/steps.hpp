@@ -1,0 +1,20 @@
+#pragma once
+
+#include "decide/decide.hpp"
+#include "ledger/ledger.hpp"
+#include "round/loaded_family.hpp"
+
+#include <string>
+
+namespace kopt::round {
+
+/// The keep test's thresholds from family.json (`keep`: threshold, confidence, max_regression).
+decide::Options keep_options(const spec::Family &family);
+
+/// The keep test of candidate `id` against `best` from the measurement files in results/<id>/
+/// (a missing one is a failed attempt): writes results/<id>/decision.json and returns it. The
+/// caller holds the candidate's results lock.
+decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string &id,
+                                  const ledger::Best &best, const decide::Options &options);
+
+} // namespace kopt::round

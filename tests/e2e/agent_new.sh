@@ -1,0 +1,118 @@
+# kopt new turns a worktree's change or a patch into a candidate folder, with real git: a text
+# edit of the editable header is kept, a binary file and a build/ file are dropped with warnings
+# naming them; a patch leaving the family folder, one touching a file that is not editable and
+# one that gives BEST's content back are refused, and a refused patch writes nothing anywhere.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need git
+need python3
+
+copy_host_family
+rm -rf "$family_src"/candidates/0[1-9] "$family_src/agent"
+repo=$WORK/src
+git -C "$repo" init -q
+git -C "$repo" add -A
+git -C "$repo" -c user.name=kopt -c user.email=kopt@example.com commit -qm "host family"
+state=$WORK/state
+fam=(--spec "$family_src/family.json" --state-dir "$state")
+faster=$KOPT_SOURCE_DIR/examples/host_gemm/candidates/01/gemm_kernel.hpp
+
+echo "--- a worktree with an edited header, a binary file and a build/ file"
+git -C "$repo" worktree add -q --detach "$WORK/wt" HEAD
+cp "$faster" "$WORK/wt/host_gemm/gemm_kernel.hpp"
+printf 'table\0\1\2\3' >"$WORK/wt/host_gemm/table.bin"
+mkdir -p "$WORK/wt/host_gemm/build"
+echo "generated" >"$WORK/wt/host_gemm/build/out.txt"
+"$KOPT" new "${fam[@]}" --id 11 --base 00 --from-worktree "$WORK/wt" --hypothesis "01's tiles" \
+  >"$WORK/new11.log" 2>"$WORK/new11.err" || { cat "$WORK/new11.err"; fail "new --from-worktree"; }
+
+# Both candidates hold candidate.json and the edited header only, and say what they dropped.
+check_candidate() { # id err-file
+  local dir=$family_src/candidates/$1
+  [ "$(cd "$dir" && find . -type f | sort | tr '\n' ' ')" = "./candidate.json ./gemm_kernel.hpp " ] ||
+    { find "$dir"; fail "candidate $1 holds other files"; }
+  cmp -s "$dir/gemm_kernel.hpp" "$faster" || fail "candidate $1's header is not the edited one"
+  grep -q "kopt: warning: dropped table.bin (a binary change)" "$2" || { cat "$2"; fail "$1: no warning for table.bin"; }
+  grep -q "kopt: warning: dropped build/out.txt (a generated folder's file)" "$2" ||
+    { cat "$2"; fail "$1: no warning for build/out.txt"; }
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["base"]=="00" and j["id"]==sys.argv[2], j' \
+    "$dir/candidate.json" "$1" || fail "candidate $1's candidate.json"
+}
+check_candidate 11 "$WORK/new11.err"
+
+echo "--- the same change as a patch (git diff --binary): the same candidate"
+git -C "$WORK/wt" add -A
+git -C "$WORK/wt" diff --binary --cached HEAD >"$WORK/change.patch"
+grep -q "GIT binary patch" "$WORK/change.patch" || fail "the patch has no binary hunk"
+grep -q "host_gemm/build/out.txt" "$WORK/change.patch" || fail "the patch has no build/ file"
+"$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" \
+  >"$WORK/new12.log" 2>"$WORK/new12.err" || { cat "$WORK/new12.err"; fail "new --from-patch"; }
+check_candidate 12 "$WORK/new12.err"
+# Paths relative to the family folder work too (git diff run inside it).
+git -C "$WORK/wt/host_gemm" diff --relative --cached HEAD -- gemm_kernel.hpp >"$WORK/relative.patch"
+grep -q "^+++ b/gemm_kernel.hpp" "$WORK/relative.patch" || fail "the relative patch's paths"
+"$KOPT" new "${fam[@]}" --id 13 --base 00 --from-patch "$WORK/relative.patch" >/dev/null ||
+  fail "new from a family-relative patch"
+cmp -s "$family_src/candidates/13/gemm_kernel.hpp" "$faster" || fail "candidate 13's header"
+
+echo "--- an existing id is refused unless --replace"
+if "$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/again.err"; then
+  fail "an existing id was replaced"
+fi
+grep -q "candidate 12 exists (.*): choose another --id, or give --replace" "$WORK/again.err" ||
+  { cat "$WORK/again.err"; fail "the existing id's message"; }
+"$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" --replace 2>/dev/null >/dev/null ||
+  fail "--replace"
+
+# Hashes every file under $WORK but the refusals' logs, and the temporary folders kopt uses.
+mkdir -p "$WORK/logs"
+tree_hash() { (cd "$WORK" && find . -path ./logs -prune -o -type f -print0 | sort -z | xargs -0 sha256sum;
+  ls -d "${TMPDIR:-/tmp}"/kopt-new-* 2>/dev/null || true) | sha256sum; }
+refused() { # name expected-message patch-file [base]
+  local name=$1 message=$2 patch=$3 base=${4:-00}
+  local before after
+  before=$(tree_hash)
+  if "$KOPT" new "${fam[@]}" --id 20 --base "$base" --from-patch "$patch" >"$WORK/logs/$name.out" 2>"$WORK/logs/$name.err"; then
+    fail "$name: the patch was accepted"
+  fi
+  grep -qF -- "$message" "$WORK/logs/$name.err" || { cat "$WORK/logs/$name.err"; fail "$name: the message"; }
+  after=$(tree_hash)
+  [ "$before" = "$after" ] || fail "$name: something was written"
+  [ ! -e "$family_src/candidates/20" ] || fail "$name: candidate 20 exists"
+}
+
+echo "--- a patch reaching ../../x, an absolute path or through a symlink: refused, nothing written"
+{ cat "$WORK/relative.patch"; printf 'diff --git a/../../x b/../../x\nnew file mode 100644\n--- /dev/null\n+++ b/../../x\n@@ -0,0 +1 @@\n+escaped\n'; } >"$WORK/escape.patch"
+refused escape "refused: the change reaches outside the family folder" "$WORK/escape.patch"
+grep -qF "../../x (" "$WORK/logs/escape.err" || fail "the escape's message names ../../x"
+[ ! -e "$WORK/x" ] && [ ! -e "$WORK/src/x" ] || fail "../../x was written"
+printf -- '--- /dev/null\n+++ /tmp/kopt-absolute\n@@ -0,0 +1 @@\n+x\n' >"$WORK/absolute.patch"
+refused absolute "/tmp/kopt-absolute (" "$WORK/absolute.patch"
+mkdir -p "$WORK/outside"
+ln -s "$WORK/outside" "$family_src/link"
+printf -- '--- /dev/null\n+++ b/link/y\n@@ -0,0 +1 @@\n+x\n' >"$WORK/symlink.patch"
+refused symlink "leaves the family folder through a symlink" "$WORK/symlink.patch"
+rm "$family_src/link"
+
+echo "--- a patch to a file that is not editable: refused with the family's editable list"
+git -C "$WORK/wt" reset -q --hard HEAD
+echo "// changed" >>"$WORK/wt/host_gemm/harness.cpp"
+echo "// changed" >>"$WORK/wt/host_gemm/gemm_kernel.hpp"
+git -C "$WORK/wt" diff >"$WORK/harness.patch"
+refused harness "the change touches files that are not editable: harness.cpp (family host_gemm's editable files: gemm_kernel.hpp, instance.cpp.in, and instances/<instance>.in); nothing written" \
+  "$WORK/harness.patch"
+
+echo "--- a patch that gives BEST's content back: refused"
+git -C "$WORK/wt" reset -q --hard HEAD
+cp "$faster" "$WORK/wt/host_gemm/gemm_kernel.hpp"
+git -C "$WORK/wt" diff -R >"$WORK/revert.patch"
+refused revert "no change: the result equals BEST 00's content" "$WORK/revert.patch" 11
+refused stale "the change does not apply to candidate 11's files" "$WORK/relative.patch" 11
+echo "--- usage errors exit 2, the status of every kopt error (a verdict never is 2)"
+rc=0
+"$KOPT" round "${fam[@]}" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "kopt round without --id exited $rc, not 2"
+rc=0
+"$KOPT" new "${fam[@]}" --id 30 --base 00 >/dev/null 2>"$WORK/nosource.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "give --from-patch FILE, --from-worktree DIR or --from-git REV" "$WORK/nosource.err" ||
+  { cat "$WORK/nosource.err"; fail "kopt new without a source exited $rc"; }
+echo "PASS"

@@ -1,0 +1,101 @@
+# The agent's loop on the host family, with the real kopt, git, cmake, ninja and harness: the
+# example driver (examples/host_gemm/agent/run.sh) turns 4 prepared patches into candidates and
+# runs one `kopt round --json` each: one faster (keep), one wrong (incorrect, repair 1 of 3), one
+# slower (regression) and one identical to BEST after the keep (identical). Then 4 rounds started
+# at once: every one lands in the ledger, and no two benchmarks held the host at the same time.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+need git
+need python3
+export KOPT_DEVICE_LOCK_DIR=$WORK/device-locks
+
+copy_host_family
+rm -rf "$family_src"/candidates/0[1-9] "$family_src/agent"
+# One instance and small shapes (two per class; K=200 is not whole TK slices, which 02's
+# change gets wrong) keep the 8 candidates cheap to build and to measure.
+python3 - "$family_src" <<'PY'
+import json, sys
+root = sys.argv[1]
+spec = json.load(open(f"{root}/family.json"))
+spec["instances"] = [{"TM": 32, "TN": 32, "TK": 32}]
+spec.pop("heuristic")
+spec["configs"] = "small.csv"
+spec["bench"] = {"warmup": 1, "repeat": 5, "rounds": 4}
+json.dump(spec, open(f"{root}/family.json", "w"), indent=2)
+open(f"{root}/small.csv", "w").write("M,N,K\n16,256,256\n33,512,200\n64,256,512\n100,512,256\n"
+                                      "256,128,128\n300,64,96\n")
+PY
+host_family_with_baseline candidate_00
+
+echo "--- the driver: 4 prepared patches, one round each"
+KOPT=$KOPT bash "$KOPT_SOURCE_DIR/examples/host_gemm/agent/run.sh" --spec "$family_src/family.json" \
+  --state-dir "$state" --build-dir "$b" --out "$WORK/agent" >"$WORK/driver.log" 2>"$WORK/driver.err" ||
+  { cat "$WORK/driver.log" "$WORK/driver.err" "$WORK"/agent/*.log; fail "the driver"; }
+cat "$WORK/driver.log"
+python3 - "$WORK/agent" <<'PY' || { cat "$WORK"/agent/*.log; fail "the driver's verdicts"; }
+import json, sys
+out = sys.argv[1]
+r = {i: json.load(open(f"{out}/round-{i}.json")) for i in ("11", "12", "13", "14")}
+def check(cond, what, j):
+    assert cond, f"{what}: {json.dumps(j, indent=1)[:3000]}"
+k = r["11"]
+check(k["verdict"] == "keep" and k["exit_code"] == 0 and k["best"] == "11", "11 keep", k)
+check(k["classes"] and all("low" in c and "high" in c for c in k["classes"]), "11's intervals", k)
+check(k["next"]["action"] == "propose" and k["next"]["base"] == "11", "11's next", k)
+w = r["12"]
+check(w["verdict"] == "incorrect" and w["exit_code"] == 3, "12 incorrect", w)
+check(w["repair"] == {"proposal": "12", "attempt": 1, "of": 3, "abandoned": False}, "12's repair", w)
+check(w["incorrect"] and w["next"]["action"] == "repair" and w["next"]["attempt"] == 2, "12's next", w)
+s = r["13"]
+check(s["verdict"] == "regression" and s["exit_code"] == 1, "13 regression", s)
+check(s["regressions"] == {"consecutive": 1, "max": 5, "counted": True}, "13's counter", s)
+check(not s["stopped"] and s["best_before"] == "11", "13's stop state", s)
+i = r["14"]
+check(i["verdict"] == "identical" and i["exit_code"] == 1 and i["device"] is None, "14 identical", i)
+check(i["record"]["outcome"] == "identical" and i["regressions"]["consecutive"] == 1, "14's record", i)
+PY
+grep -q "^12 2-wrong: incorrect (repair 1 of 3), exit 3" "$WORK/driver.log" || fail "the driver's line for 12"
+
+echo "--- 4 rounds started at once: 4 ledger entries, one benchmark on the host at a time"
+ledger=$state/ledger
+lines_before=$(wc -l <"$ledger/attempts.jsonl")
+for i in 1 2 3 4; do
+  mkdir -p "$WORK/v$i/a" "$WORK/v$i/b"
+  cp "$family_src/candidates/11/gemm_kernel.hpp" "$WORK/v$i/a/gemm_kernel.hpp"
+  { cat "$family_src/candidates/11/gemm_kernel.hpp"; echo "// variant $i"; } >"$WORK/v$i/b/gemm_kernel.hpp"
+  (cd "$WORK/v$i" && diff -u a/gemm_kernel.hpp b/gemm_kernel.hpp >"$WORK/v$i.patch") || true
+  "$KOPT" new "${kopt_family[@]}" --id "2$i" --base 11 --from-patch "$WORK/v$i.patch" \
+    --hypothesis "a comment ($i)" >/dev/null || fail "new 2$i"
+done
+pids=()
+for i in 1 2 3 4; do
+  "$KOPT" round --json "${kopt_family[@]}" --id "2$i" --build-dir "$b" --max-consecutive 20 \
+    >"$WORK/par$i.json" 2>"$WORK/par$i.log" &
+  pids+=($!)
+done
+for i in 1 2 3 4; do
+  rc=0
+  wait "${pids[$((i - 1))]}" || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 1 ] || { cat "$WORK/par$i.log" "$WORK/par$i.json"; fail "round 2$i exited $rc"; }
+done
+python3 - "$WORK" "$ledger" "$lines_before" <<'PY' || { cat "$WORK"/par*.log; fail "parallel rounds"; }
+import json, sys
+work, ledger, before = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rounds = [json.load(open(f"{work}/par{i}.json")) for i in (1, 2, 3, 4)]
+attempts = [json.loads(line) for line in open(f"{ledger}/attempts.jsonl")]
+new = attempts[before:]
+assert sorted(a["candidate"] for a in new) == ["21", "22", "23", "24"], new
+assert all(a["kind"] == "attempt" for a in new), new
+state = json.load(open(f"{ledger}/state.json"))
+for r in rounds:
+    assert r["record"]["outcome"] == "recorded", r
+    assert r["verdict"] in ("keep", "tie", "regression", "split"), r
+# The host is one device: the four benchmarks held it one after the other.
+spans = sorted((r["device"]["from"], r["device"]["to"]) for r in rounds)
+assert all(r["device"]["slot"] == "host" for r in rounds), rounds
+for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+    assert a1 <= b0, f"two benchmarks overlapped: {spans}"
+print("spans", [(round(a - spans[0][0], 2), round(b - spans[0][0], 2)) for a, b in spans])
+PY
+echo "PASS"
