@@ -48,7 +48,8 @@ void add_fit_options(CLI::App &app, HeuristicOptions &o) {
       ->capture_default_str();
   app.add_option("--within", o.fit.within,
                  "fit to the slowdown beyond this slack of the tuned time (0.02: a kernel within "
-                 "2% is a hit, as eval's within match scores it with --ties 0.02; best-first tree only); 0: tie-slack cost")
+                 "2% is a hit, as eval's within match scores it with --ties 0.02; best-first tree "
+                 "only); 0: tie-slack cost")
       ->capture_default_str();
   add_ties_option(app, o.ties);
 }
