@@ -3,6 +3,7 @@
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
 #include "round/round.hpp"
+#include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/process.hpp"
@@ -45,10 +46,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
   }
   util::RealProcessRunner runner;
   gpu::RealClock clock;
-  gpu::GateOptions options;
-  options.give_up_s = gpu_wait_min * 60;
-  options.recheck_s = std::min(options.recheck_s, std::max(options.give_up_s, 1.0));
-  gpu::Gate gate(runner, clock, options);
+  gpu::Gate gate(runner, clock, gpu::gate_options_for_wait(gpu_wait_min));
   gpu::Binding binding = gpu::bind(loaded.family.backend, gate, gpu::binding_environment());
   if (!binding.ok) {
     err << "kopt: GPU gate: " << binding.message << "\n";
@@ -59,13 +57,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
     return std::nullopt;
   }
   err << "kopt: GPU gate: " << binding.message << "\n";
-  profile::RunSetup setup{binding.env, binding.device, "", ""};
-  if (loaded.family.backend == spec::Backend::cuda) {
-    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
-    setup.driver = state.driver;
-    setup.clocks = state.clocks;
-  }
-  return setup;
+  return round::run_setup(loaded.family.backend, binding, runner);
 }
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,

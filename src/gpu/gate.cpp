@@ -251,4 +251,11 @@ WaitOutcome Gate::wait_for_idle() {
   }
 }
 
+GateOptions gate_options_for_wait(double minutes) {
+  GateOptions options;
+  options.give_up_s = minutes * 60;
+  options.recheck_s = std::min(options.recheck_s, std::max(options.give_up_s, 1.0));
+  return options;
+}
+
 } // namespace kopt::gpu

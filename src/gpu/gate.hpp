@@ -49,6 +49,10 @@ struct GateOptions {
   double tool_timeout_s = 60;     ///< a monitoring tool that runs longer has failed
 };
 
+/// The gate's options for a wait of at most `minutes`: give up after that long, and re-check at
+/// the default interval or sooner when the wait is shorter (but at least every second).
+GateOptions gate_options_for_wait(double minutes);
+
 /// One GPU's verdict from a sample pair.
 struct GpuVerdict {
   GpuStatus status; ///< the second sample

@@ -61,25 +61,12 @@ struct Measured {
   std::string reason;
 };
 
-profile::RunSetup setup_of(spec::Backend backend, const gpu::Binding &binding) {
-  profile::RunSetup setup{binding.env, binding.device, "", ""};
-  if (backend == spec::Backend::cuda) {
-    util::RealProcessRunner runner;
-    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
-    setup.driver = state.driver;
-    setup.clocks = state.clocks;
-  }
-  return setup;
-}
-
 // Claims the device the benchmark runs on (gpu::claim_device); a GPU gate that gave up stops
 // the ledger ("no idle GPU for 60 min").
 gpu::Claim claim(const LoadedFamily &loaded, const RoundOptions &options, std::ostream &progress) {
   util::RealProcessRunner runner;
   gpu::RealClock clock;
-  gpu::GateOptions gate_options;
-  gate_options.give_up_s = options.gpu_wait_min * 60;
-  gate_options.recheck_s = std::min(gate_options.recheck_s, std::max(gate_options.give_up_s, 1.0));
+  gpu::GateOptions gate_options = gpu::gate_options_for_wait(options.gpu_wait_min);
   gpu::Gate gate(runner, clock, gate_options);
   gpu::Claim held =
       gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
@@ -144,7 +131,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
            << held.binding.message << "\n"
            << std::flush;
   util::RealProcessRunner runner;
-  profile::RunSetup setup = setup_of(loaded.family.backend, held.binding);
+  profile::RunSetup setup = run_setup(loaded.family.backend, held.binding, runner);
   profile::ensure_golden(loaded.family, loaded.layout, baseline,
                          loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
   // Plain lines: a round's progress is a log beside its JSON answer, never a status line.

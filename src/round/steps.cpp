@@ -63,4 +63,15 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   return decision;
 }
 
+profile::RunSetup run_setup(spec::Backend backend, const gpu::Binding &binding,
+                            util::ProcessRunner &runner) {
+  profile::RunSetup setup{binding.env, binding.device, "", ""};
+  if (backend == spec::Backend::cuda) {
+    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
+    setup.driver = state.driver;
+    setup.clocks = state.clocks;
+  }
+  return setup;
+}
+
 } // namespace kopt::round

@@ -1,8 +1,11 @@
 #pragma once
 
 #include "decide/decide.hpp"
+#include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
+#include "profile/bench.hpp"
 #include "round/loaded_family.hpp"
+#include "util/process.hpp"
 
 #include <string>
 
@@ -16,5 +19,10 @@ decide::Options keep_options(const spec::Family &family);
 /// caller holds the candidate's results lock.
 decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string &id,
                                   const ledger::Best &best, const decide::Options &options);
+
+/// What a harness run on `binding`'s device needs: its environment and device, and for a cuda
+/// family the driver and clocks nvidia-smi reports (measurements record them).
+profile::RunSetup run_setup(spec::Backend backend, const gpu::Binding &binding,
+                            util::ProcessRunner &runner);
 
 } // namespace kopt::round
