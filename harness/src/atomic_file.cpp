@@ -10,8 +10,6 @@
 
 namespace kopt::harness {
 
-namespace {
-
 void write_all(int fd, std::string_view content, const std::string &path) {
   while (!content.empty()) {
     ssize_t n = ::write(fd, content.data(), content.size());
@@ -24,8 +22,6 @@ void write_all(int fd, std::string_view content, const std::string &path) {
     content.remove_prefix(static_cast<std::size_t>(n));
   }
 }
-
-} // namespace
 
 void write_file_atomic(const std::string &path, std::string_view content) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();

@@ -17,23 +17,6 @@ namespace kopt::util {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-void write_all(int fd, std::string_view content, const fs::path &path) {
-  while (!content.empty()) {
-    ssize_t n = ::write(fd, content.data(), content.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw Error(path.string() + ": cannot write: " + std::strerror(errno));
-    }
-    content.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-} // namespace
-
 void write_file_atomic(const fs::path &path, std::string_view content) {
   try {
     harness::write_file_atomic(path.string(), content);
@@ -72,11 +55,11 @@ void append_line(const fs::path &path, std::string_view line) {
   text += line;
   text += '\n';
   try {
-    write_all(fd, text, path);
+    harness::write_all(fd, text, path.string());
     ::fsync(fd);
-  } catch (...) {
+  } catch (const harness::Error &e) {
     ::close(fd);
-    throw;
+    throw Error(e.what());
   }
   ::close(fd);
 }

@@ -12,4 +12,8 @@ namespace kopt::harness {
 /// (kopt::util::write_file_atomic calls it).
 void write_file_atomic(const std::string &path, std::string_view content);
 
+/// Writes all of `content` to the open file `fd`, retrying after a signal; throws Error
+/// `<path>: cannot write: <reason>`.
+void write_all(int fd, std::string_view content, const std::string &path);
+
 } // namespace kopt::harness
