@@ -3,7 +3,7 @@
 // Hopper, so it does less work than the block-scaled kernels) on the family's shapes, and the
 // device's copy rate (a large device-to-device copy, bytes read plus bytes written).
 //
-//   anchor configs.csv [--repeat N] [--csv FILE]
+//   anchor configs.csv [--repeat N] [--csv FILE] [--flush read|write]
 //
 // Per shape: the median of N runs, each after an L2 flush (as bench/standalone.cu times the
 // kernels), for cuBLASLt's first heuristic algorithm with fast accumulation off (fp32
@@ -11,6 +11,8 @@
 // the family's: A [M, K] and B [N, K] row-major, C [M, N] bf16 row-major, i.e. cuBLASLt's
 // column-major "TN" GEMM C^T[N, M] = B[N, K] * A^T. Build (bench/device_anchor.sh does):
 //   nvcc -O3 -std=c++17 -arch=sm_90 anchor.cu -lcublasLt -o anchor
+#include "flush.cuh"
+
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -55,17 +57,7 @@ __global__ void fill(std::uint8_t *p, std::int64_t n, std::uint32_t seed) {
   }
 }
 
-struct Flush {
-  unsigned char *buf = nullptr;
-  std::size_t bytes = 0;
-  Flush() {
-    int l2 = 0;
-    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-    bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 64u << 20);
-    CHECK(cudaMalloc(&buf, bytes));
-  }
-  void run(int i) { CHECK(cudaMemsetAsync(buf, i & 0xFF, bytes)); }
-};
+using bench_flush::Flush;
 
 template <class F> double median_us(F &&launch, Flush &flush, int repeat, bool flush_each = true) {
   cudaEvent_t a, b;
@@ -185,23 +177,27 @@ struct Lt {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: anchor configs.csv [--repeat N] [--csv FILE]\n");
+    std::fprintf(stderr, "usage: anchor configs.csv [--repeat N] [--csv FILE] [--flush read|write]\n");
     return 2;
   }
   int repeat = 20;
   std::string csv_path;
+  bool write_flush = false;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--repeat")
       repeat = std::atoi(argv[i + 1]);
     else if (a == "--csv")
       csv_path = argv[i + 1];
+    else if (a == "--flush")
+      write_flush = std::string(argv[i + 1]) == "write";
   }
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20);
-  Flush flush;
+  Flush flush(write_flush);
+  std::printf("L2 flush before each timed run: %s\n", write_flush ? "write (dirty lines)" : "read (clean lines)");
 
   // Copy rate: 2 GiB device to device, bytes read plus written, no flush (the buffers dwarf L2).
   const std::size_t copy_bytes = std::size_t{2} << 30;

@@ -1,6 +1,6 @@
 // A test program for the kernel without kopt: builds every instance of family.json directly
 // (bench/build.sh writes the X-macro list from it), checks each against the references and times
-// it with events after an L2 flush.
+// it with events after an L2 flush (bench/flush.cuh: a read, so L2 is left clean).
 //
 //   standalone --check                      odd shapes, every instance vs the CPU fp32 reference
 //   standalone --sweep configs.csv [--repeat N] [--cpu-rows N] [--csv FILE]
@@ -12,6 +12,7 @@
 #include <gemm_kernel.cuh>
 
 #include "../reference.cuh"
+#include "flush.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -126,14 +127,9 @@ struct Problem {
 };
 
 struct Timing {
-  unsigned char *flush = nullptr;
-  std::size_t flush_bytes = 0;
+  bench_flush::Flush flush;
   cudaEvent_t start, stop;
   Timing() {
-    int l2 = 0;
-    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-    flush_bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 64u << 20);
-    CHECK(cudaMalloc(&flush, flush_bytes));
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
   }
@@ -143,7 +139,7 @@ struct Timing {
     CHECK(cudaDeviceSynchronize());
     std::vector<double> us;
     for (int i = 0; i < repeat; ++i) {
-      CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes));
+      flush.run(i);
       CHECK(cudaEventRecord(start));
       CHECK(inst.fn(g));
       CHECK(cudaEventRecord(stop));
@@ -161,8 +157,10 @@ int check_mode() {
   struct Shape {
     std::int64_t M, N, K;
   };
-  const Shape shapes[] = {{1, 128, 128},  {17, 256, 512},  {100, 384, 1024},
-                          {300, 512, 256}, {129, 256, 384}, {64, 1024, 128}};
+  // The last three: few N tiles and a long K, where a decode tile may split K.
+  const Shape shapes[] = {{1, 128, 128},    {17, 256, 512},   {100, 384, 1024},
+                          {300, 512, 256},  {129, 256, 384},  {64, 1024, 128},
+                          {1, 256, 4096},   {17, 384, 2048},  {33, 128, 8192}};
   int failures = 0;
   for (const Shape &s : shapes) {
     Problem p(s.M, s.N, s.K, 1000 + s.M);
