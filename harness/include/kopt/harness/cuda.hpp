@@ -16,6 +16,22 @@
 
 namespace kopt::harness::cuda {
 
+/// The L2 flush's read (gpu::EventTimer): every thread loads 16-byte words of the buffer and
+/// stores nothing unless their xor hits a value the buffer (all bytes 1) never gives, so the
+/// loads stay. A template, so that every translation unit may define it.
+template <int = 0>
+__global__ void kopt_l2_flush_read(const uint4 *words, std::size_t count, unsigned *never) {
+  unsigned x = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const uint4 w = __ldcg(words + i);
+    x ^= w.x ^ w.y ^ w.z ^ w.w;
+  }
+  if (x == 0x9E3779B9u && never != nullptr) {
+    *never = x;
+  }
+}
+
 /// The CUDA runtime as gpu.hpp calls it: its types, its success value and the calls it makes.
 struct Runtime {
   using Status = cudaError_t;
@@ -47,6 +63,12 @@ struct Runtime {
   }
   static Status memset_async(void *ptr, int value, std::size_t bytes, Stream stream) {
     return cudaMemsetAsync(ptr, value, bytes, stream);
+  }
+  /// Reads `bytes` (a multiple of 16) at `ptr` on `stream` and writes nothing.
+  static Status read_async(const void *ptr, std::size_t bytes, Stream stream) {
+    kopt_l2_flush_read<><<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(ptr), bytes / 16,
+                                                   nullptr);
+    return cudaGetLastError();
   }
   static Status event_create(Event *event) { return cudaEventCreate(event); }
   static Status event_destroy(Event event) { return cudaEventDestroy(event); }
