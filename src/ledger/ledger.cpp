@@ -53,6 +53,65 @@ std::string cell(const std::string &text) {
   return out.empty() ? "-" : out;
 }
 
+// " [-12.00%, -8.00%]" after a change, or "" when it has no interval.
+std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
+  return interval ? " [" + decide::format_change(interval->first) + ", " +
+                        decide::format_change(interval->second) + "]"
+                  : "";
+}
+
+// A string field of an attempts.jsonl line, or "" where its kind has none (a stop has no
+// candidate, a baseline no target).
+std::string text_field(const nlohmann::json &line, const char *key) {
+  auto it = line.find(key);
+  return it != line.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::optional<double> number_field(const nlohmann::json &line, const char *key) {
+  auto it = line.find(key);
+  return it != line.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
+}
+
+std::optional<std::pair<double, double>> interval_field(const nlohmann::json &line,
+                                                        const char *key) {
+  auto it = line.find(key);
+  if (it == line.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() ||
+      !(*it)[1].is_number()) {
+    return std::nullopt;
+  }
+  return std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
+}
+
+// One line of attempts.jsonl as a row of performance.md's Attempts table. read_attempts checked
+// the fields of its kind; classes and overall_interval, added later, show where well formed.
+std::string attempt_row(const nlohmann::json &line) {
+  std::string kind = text_field(line, "kind");
+  std::string verdict = kind == "attempt" ? text_field(line, "verdict")
+                        : kind == "stop"  ? "stopped: " + text_field(line, "reason")
+                                          : kind;
+  if (std::string event = text_field(line, "event"); !event.empty()) {
+    verdict += " (" + event + ")";
+  }
+  std::vector<std::string> classes;
+  auto listed = line.find("classes");
+  if (listed != line.end() && listed->is_array()) {
+    for (const nlohmann::json &c : *listed) {
+      if (std::optional<double> change = c.is_object() ? number_field(c, "change") : std::nullopt) {
+        classes.push_back(text_field(c, "class") + ": " + decide::format_change(*change));
+      }
+    }
+  }
+  std::optional<double> overall = number_field(line, "overall_change");
+  return "| " + cell(text_field(line, "date")) + " | " + cell(text_field(line, "candidate")) +
+         " | " + cell(short_hash(text_field(line, "hash"))) + " | " + cell(verdict) + " | " +
+         cell(text_field(line, "best")) + " | " + cell(text_field(line, "target")) + " | " +
+         cell(util::join(classes, "; ")) + " | " +
+         (overall ? decide::format_change(*overall) +
+                        interval_text(interval_field(line, "overall_interval"))
+                  : "-") +
+         " | " + cell(text_field(line, "hypothesis")) + " |";
+}
+
 nlohmann::json change_json(const ClassChange &c) {
   return {{"class", c.config_class},
           {"best_us", c.best_us},
@@ -91,11 +150,31 @@ std::string proposal_of(const spec::CandidateSpec &spec) {
   return spec.proposal.empty() ? spec.id : spec.proposal;
 }
 
-void write_all(const Files &files, const State &state, const nlohmann::json &attempt) {
-  // state.json is the truth and goes first; performance.md is derived from it, and the
-  // attempts log is only appended once both are in place.
+// What a record reads under the lock: state.json (none before the first record) and the checked
+// lines of attempts.jsonl, which performance.md shows beside the state.
+struct Contents {
+  std::optional<State> state;
+  std::vector<nlohmann::json> attempts;
+};
+
+Contents read_contents(const Files &files) {
+  Contents contents;
+  std::error_code ec;
+  if (std::filesystem::exists(files.state(), ec)) {
+    contents.state = state_from_json(util::read_json(files.state()), files.state().string());
+  }
+  contents.attempts = read_attempts(files.attempts());
+  return contents;
+}
+
+// `history` is attempts.jsonl as read under the lock; `attempt` is the line recorded now.
+void write_all(const Files &files, const State &state, std::vector<nlohmann::json> history,
+               const nlohmann::json &attempt) {
+  // state.json is the truth and goes first; performance.md is derived from it and the history
+  // with this attempt, and the attempts log is only appended once both are in place.
+  history.push_back(attempt);
   util::write_json_atomic(files.state(), to_json(state));
-  util::write_file_atomic(files.performance(), render_performance(state));
+  util::write_file_atomic(files.performance(), render_performance(state, history));
   util::append_line(files.attempts(), attempt.dump());
 }
 
@@ -230,14 +309,12 @@ std::optional<State> read_state(const Files &files) {
   if (!std::filesystem::exists(files.state(), ec)) {
     return std::nullopt;
   }
-  State state = state_from_json(util::read_json(files.state()), files.state().string());
   // The attempts log is the ledger's history: a damaged line is reported here, before any
   // write, so that no record lands after it.
-  read_attempts(files.attempts());
-  return state;
+  return read_contents(files).state;
 }
 
-std::string render_performance(const State &s) {
+std::string render_performance(const State &s, const std::vector<nlohmann::json> &attempts) {
   std::vector<std::string> kept_rows;
   for (const KeptRow &k : s.kept) {
     kept_rows.push_back("| " + cell(k.date) + " | " + cell(k.candidate) + " | " +
@@ -245,10 +322,7 @@ std::string render_performance(const State &s) {
                         " | " + cell(util::join(k.kernels, ", ")) + " | " + cell(k.measured_by) +
                         " | " + fixed(k.geomean_us) + " | " +
                         (k.change ? decide::format_change(*k.change) : "-") +
-                        (k.interval ? " [" + decide::format_change(k.interval->first) + ", " +
-                                          decide::format_change(k.interval->second) + "]"
-                                    : "") +
-                        " | " + cell(k.hypothesis) + " |");
+                        interval_text(k.interval) + " | " + cell(k.hypothesis) + " |");
   }
   std::vector<std::string> regression_rows;
   for (const RegressionSummary &r : s.recent_regressions) {
@@ -263,10 +337,15 @@ std::string render_performance(const State &s) {
         cell(util::join(classes, "; ")) + " | " + fixed(r.overall.best_us) + " -> " +
         fixed(r.overall.candidate_us) + " | " + decide::format_change(r.overall.change) + " |");
   }
+  std::vector<std::string> attempt_rows;
+  for (const nlohmann::json &line : attempts) {
+    attempt_rows.push_back(attempt_row(line));
+  }
   const KeptRow *best = s.kept.empty() ? nullptr : &s.kept.back();
   return gen::expand_builtin(
       "performance.md.in", {{"family", s.family.empty() ? std::string("kopt") : s.family},
                             {"kept_rows", util::join(kept_rows, "\n")},
+                            {"attempt_rows", util::join(attempt_rows, "\n")},
                             {"stopped", s.stopped ? "stopped" : ""},
                             {"stop_date", cell(s.stop_date)},
                             {"stop_reason", cell(s.stop_reason)},
@@ -310,8 +389,8 @@ void check_same_candidate(const Decision &d, const spec::CandidateSpec &candidat
 }
 
 // The first record: the baseline decided against itself starts the state as BEST.
-Recorded record_first_baseline(const Files &files, const Decision &d,
-                               const spec::CandidateSpec &candidate,
+Recorded record_first_baseline(const Files &files, std::vector<nlohmann::json> history,
+                               const Decision &d, const spec::CandidateSpec &candidate,
                                const profile::Measurement &measurement, const std::string &date) {
   if (d.candidate != d.best) {
     throw Error(files.state().string() + ": no ledger yet: record the baseline " + d.best +
@@ -329,7 +408,7 @@ Recorded record_first_baseline(const Files &files, const Decision &d,
                     kernels_of(measurement, d.target), source_of(measurement),
                     d.overall->candidate_us, std::nullopt, std::nullopt,
                     candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
-  write_all(files, s,
+  write_all(files, s, std::move(history),
             {{"kind", "baseline"},
              {"date", date},
              {"candidate", d.candidate},
@@ -528,11 +607,12 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   std::string date = d.date.empty() ? util::utc_now() : d.date;
   util::FileLock lock(files.lock());
   util::InterruptShield shield; // state.json, performance.md and attempts.jsonl agree
-  std::optional<State> current = read_state(files);
-  if (!current) {
-    return record_first_baseline(files, d, candidate, measurement, date);
+  Contents contents = read_contents(files);
+  if (!contents.state) {
+    return record_first_baseline(files, std::move(contents.attempts), d, candidate, measurement,
+                                 date);
   }
-  State s = *current;
+  State s = *contents.state;
   if (std::optional<Recorded> unchanged = nothing_to_record(files, s, d)) {
     return *unchanged;
   }
@@ -541,7 +621,8 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   if (d.verdict != Verdict::keep) {
     s.recorded.push_back({d.candidate, d.hash, decide::to_string(d.verdict)});
   }
-  write_all(files, s, attempt_json(d, s, candidate, date, proposal, applied.event));
+  write_all(files, s, std::move(contents.attempts),
+            attempt_json(d, s, candidate, date, proposal, applied.event));
   return {Outcome::recorded, applied.message, s};
 }
 
@@ -549,7 +630,8 @@ State stop_no_idle_gpu(const Files &files, const std::string &family, const std:
                        int waited_min) {
   util::FileLock lock(files.lock());
   util::InterruptShield shield;
-  State s = read_state(files).value_or(State{});
+  Contents contents = read_contents(files);
+  State s = contents.state.value_or(State{});
   if (s.stopped) {
     return s;
   }
@@ -559,7 +641,8 @@ State stop_no_idle_gpu(const Files &files, const std::string &family, const std:
   s.stopped = true;
   s.stop_reason = "no idle GPU for " + std::to_string(waited_min) + " min";
   s.stop_date = date.empty() ? util::utc_now() : date;
-  write_all(files, s, {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
+  write_all(files, s, std::move(contents.attempts),
+            {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
   return s;
 }
 

@@ -143,15 +143,17 @@ std::string identical_to(const Files &files, const spec::Family &family,
                          const candidate::CandidateSet &candidates, const std::string &id,
                          const Best &best);
 
-/// Returns performance.md's text for `state`: the results table and, when stopped, the Stop
-/// Summary with the recent regressions.
-std::string render_performance(const State &state);
+/// Returns performance.md's text for `state` and `attempts` (attempts.jsonl's lines as
+/// read_attempts returns them): the results table of the baseline and kept candidates, the
+/// Attempts table with a row per line in record order, and, when stopped, the Stop Summary with
+/// the recent regressions.
+std::string render_performance(const State &state, const std::vector<nlohmann::json> &attempts);
 
-/// Records one decided attempt: updates state.json and performance.md atomically and appends to
-/// attempts.jsonl, holding the ledger's lock from reading the state to the last write, so that
-/// records running at once each see the others' updates. With no state yet, only the baseline (a
-/// decision of BEST against itself) may be recorded, and it creates the state. Throws when the
-/// decision is stale or the ledger stopped.
+/// Records one decided attempt: updates state.json and performance.md (with this attempt's row)
+/// atomically and appends to attempts.jsonl, holding the ledger's lock from reading the state to
+/// the last write, so that records running at once each see the others' updates. With no state yet,
+/// only the baseline (a decision of BEST against itself) may be recorded, and it creates the state.
+/// Throws when the decision is stale or the ledger stopped.
 Recorded record(const Files &files, const decide::Decision &decision,
                 const spec::CandidateSpec &candidate, const profile::Measurement &measurement,
                 const Options &options = {});

@@ -2,8 +2,8 @@
 # once, 20 times, with the real kopt, cmake, ninja and harness on a small host family. Each trial
 # starts from the same ledger (the baseline); every record must land: the regression counter
 # ends at 8 (which stops the ledger), attempts.jsonl counts 1..8 once each, and performance.md's
-# Stop Summary says what state.json says. Then a candidate identical to BEST is neither measured
-# nor counted.
+# Stop Summary says what state.json says and its Attempts table what attempts.jsonl says. Then a
+# candidate identical to BEST is neither measured nor counted.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -104,6 +104,10 @@ assert "- consecutive regressions: 8\n" in performance, performance
 window = [r["candidate"] for r in state["recent_regressions"]]
 rows = [line for line in performance.splitlines() if " vs 00 |" in line]
 assert [row.split("|")[1].split()[0] for row in rows] == window, (rows, window)
+# Its Attempts table is attempts.jsonl, row by row in the same order.
+table = performance.split("\n## Attempts\n")[1].split("\n## ")[0]
+listed = [line.split("|")[2].strip() for line in table.splitlines() if line.startswith("|")][2:]
+assert listed == [a["candidate"] for a in attempts], (listed, attempts)
 m = json.load(open(measurement))
 assert m["status"] == "ok" and m["paired_best"] == "00", m
 EOF

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     kopt::fuzz::write(files.state(), text);
     kopt::fuzz::expect_contract(files.state().string(), [&] {
       if (auto state = kopt::ledger::read_state(files)) {
-        kopt::ledger::render_performance(*state);
+        kopt::ledger::render_performance(*state, kopt::ledger::read_attempts(files.attempts()));
         kopt::ledger::format_status(*state);
         kopt::ledger::state_from_json(kopt::ledger::to_json(*state), files.state().string());
       }
@@ -28,8 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   case 1:
     kopt::fuzz::write(files.attempts(), text);
-    kopt::fuzz::expect_contract(files.attempts().string(),
-                                [&] { kopt::ledger::read_attempts(files.attempts()); });
+    kopt::fuzz::expect_contract(files.attempts().string(), [&] {
+      kopt::ledger::render_performance(kopt::ledger::State{},
+                                       kopt::ledger::read_attempts(files.attempts()));
+    });
     break;
   case 2:
     kopt::fuzz::write(decision, text);
