@@ -192,8 +192,7 @@ TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, re
       CHECK(FakeRuntime::log == Log{"read 104857600", "profiler start", "event record", "run",
                                     "event record", "event synchronize", "profiler stop", "sync",
                                     "read 104857600", "profiler start", "event record", "run",
-                                    "event record", "event synchronize", "profiler stop",
-                                    "sync"});
+                                    "event record", "event synchronize", "profiler stop", "sync"});
       FakeRuntime::log.clear();
     }
     CHECK(FakeRuntime::log == Log{"event destroy", "event destroy", "free"});

@@ -66,8 +66,8 @@ struct Runtime {
   }
   /// Reads `bytes` (a multiple of 16) at `ptr` on `stream` and writes nothing.
   static Status read_async(const void *ptr, std::size_t bytes, Stream stream) {
-    kopt_l2_flush_read<><<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(ptr), bytes / 16,
-                                                   nullptr);
+    kopt_l2_flush_read<>
+        <<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(ptr), bytes / 16, nullptr);
     return cudaGetLastError();
   }
   static Status event_create(Event *event) { return cudaEventCreate(event); }
