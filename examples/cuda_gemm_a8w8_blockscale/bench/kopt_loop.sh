@@ -6,6 +6,9 @@
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/kopt_loop.sh
 # KOPT_LOOP_IDS="01 03" picks the candidates (default "01 02"; correctness is checked for these);
 # KOPT_LOOP_ANALYZE=<id> runs `kopt analyze` on that candidate at the end.
+# The build folder (KOPT_LOOP_BUILD, default /tmp/kopt-cuda-loop) holds the ledger: a second run in the
+# same folder continues it (every candidate against the BEST the first run left); a new folder starts
+# from 00.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 prefix=${KOPT_PREFIX:-$(k=$(command -v kopt) && dirname "$(dirname "$k")")} # the install of kopt on PATH
