@@ -223,6 +223,9 @@ void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Famil
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
                         const std::string &id, HarnessMode mode, util::ProcessRunner &runner,
                         const RunSetup &setup, const fs::path &results_dir, GoldenCheck golden) {
+  // A signal that came between two runs (under bench_candidate's shield) stops here, before the
+  // next harness starts.
+  util::throw_if_interrupted("candidate " + id + "'s harness");
   Measurement m = describe_run(family, id, mode, setup);
   bool host = family.backend == spec::Backend::host;
 
@@ -459,6 +462,10 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
   std::filesystem::remove(layout.paired_best(id));
   std::filesystem::remove(layout.measurement(id));
   try {
+    // Shielded from the first run to the last: a signal between two harness runs becomes an
+    // Interrupted named for this step, like one during a run, instead of an exit with no step
+    // named (kopt's handler exits at once while nothing is shielded).
+    util::InterruptShield shield;
     if (id == best_id) {
       progress.begin("candidate " + id + " (BEST) alone: one run", 1);
       progress.starting("candidate " + id);
@@ -472,9 +479,11 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                                          progress, best_golden);
       run.candidate = std::move(side.candidate);
       run.best = std::move(side.best);
+      util::throw_if_interrupted("the last run"); // one that came after it
       write_measurement(layout.paired_best(id), *run.best);
     }
     progress.end();
+    util::throw_if_interrupted("the last run"); // one that came after it
   } catch (const util::Interrupted &e) {
     throw util::Interrupted(e.signal(), "bench of candidate " + id + ": no measurement written (" +
                                             e.what() + ")");
