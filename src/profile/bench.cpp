@@ -479,11 +479,12 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                                          progress, best_golden);
       run.candidate = std::move(side.candidate);
       run.best = std::move(side.best);
-      util::throw_if_interrupted("the last run"); // one that came after it
-      write_measurement(layout.paired_best(id), *run.best);
     }
     progress.end();
-    util::throw_if_interrupted("the last run"); // one that came after it
+    util::throw_if_interrupted("the last run"); // one that came after it: nothing is written
+    if (run.best) {
+      write_measurement(layout.paired_best(id), *run.best);
+    }
   } catch (const util::Interrupted &e) {
     throw util::Interrupted(e.signal(), "bench of candidate " + id + ": no measurement written (" +
                                             e.what() + ")");
