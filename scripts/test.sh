@@ -6,7 +6,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
 build=${KOPT_TEST_BUILD_DIR:-$root/build-test}
 jobs=$(nproc)
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Release through ccache: the add_subdirectory case of e2e.package builds the kopt tool once more
+# at configure time (Release, through ccache when installed), and then finds every object in
+# the cache instead of compiling kopt a second time.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 
@@ -16,7 +19,11 @@ ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 # was given ctest arguments (a focused run), or with KOPT_TEST_SANITIZE=0.
 if [ "$#" -eq 0 ] && [ "${KOPT_TEST_SANITIZE:-1}" != 0 ]; then
   sanitized=${KOPT_TEST_SANITIZE_DIR:-$root/build-sanitize}
-  cmake -S "$root" -B "$sanitized" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKOPT_SANITIZE=ON
+  # -O1 -g1, as the sanitizers' own docs advise: a file compiles in half the time of -O2 -g under
+  # ASan and UBSan (61 s against 31 s for src/cli/tune.cpp with g++ 12), and reports keep their
+  # function names and lines.
+  cmake -S "$root" -B "$sanitized" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS="-O1 -g1" \
+    -DKOPT_SANITIZE=ON
   cmake --build "$sanitized" -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$sanitized" --output-on-failure -j "$jobs" \
