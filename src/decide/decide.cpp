@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -794,7 +795,7 @@ namespace {
 ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   ClassRow row;
   row.config_class = util::json_field<std::string>(j, "class", where);
-  row.configs = util::json_field<int>(j, "configs", where);
+  row.configs = static_cast<int>(util::json_int_in(j, "configs", 0, INT32_MAX, where));
   row.best_us = util::json_field<double>(j, "best_us", where);
   row.candidate_us = util::json_field<double>(j, "candidate_us", where);
   row.ratio = util::json_field<double>(j, "ratio", where);
@@ -843,7 +844,7 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
     throw Error(source + ": method: expected one of paired, means, got '" + method + "'");
   }
   d.method = method == "paired" ? Method::paired : Method::means;
-  d.rounds = util::json_field_or<int>(j, "rounds", 0, source);
+  d.rounds = static_cast<int>(util::json_int_in_or(j, "rounds", 0, INT32_MAX, 0, source));
   d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
   d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
   d.options.harness_time = util::json_field<bool>(j, "allow_harness_time", source)
@@ -918,7 +919,7 @@ Calibration read_calibration(const std::filesystem::path &path) {
   c.best = util::json_field<std::string>(j, "best", source);
   c.device = util::json_field<std::string>(j, "device", source);
   c.date = util::json_field<std::string>(j, "date", source);
-  c.rounds = util::json_field<int>(j, "rounds", source);
+  c.rounds = static_cast<int>(util::json_int_in(j, "rounds", 0, INT32_MAX, source));
   c.confidence = util::json_field<double>(j, "confidence", source);
   auto classes = util::json_field<nlohmann::json>(j, "classes", source);
   if (!classes.is_array()) {

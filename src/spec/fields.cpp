@@ -98,8 +98,10 @@ int64_t Fields::integer_or(const std::string &key, int64_t fallback) const {
   if (v.is_number_integer()) {
     return v.get<int64_t>();
   }
-  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
-    return static_cast<int64_t>(v.get<double>());
+  // 1e300 is integral too, but no int64_t: casting it would be undefined behaviour.
+  if (double d = v.is_number_float() ? v.get<double>() : 0.5;
+      std::floor(d) == d && d >= -0x1p63 && d < 0x1p63) {
+    return static_cast<int64_t>(d);
   }
   fail_expected(where(key), "an integer", v);
 }

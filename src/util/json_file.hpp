@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "util/error.hpp"
 
@@ -10,17 +12,34 @@
 
 namespace kopt::util {
 
+/// Returns j[key] as an integer in [lo, hi]; outside it (or not an integer) throws
+/// `<where>: field '<key>': expected an integer from lo to hi, got <value>`. For counts and
+/// counters, which a plain get<int> would wrap silently (2^63 - 1 read as -1).
+int64_t json_int_in(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                    const std::string &where);
+
+/// As json_int_in, or `fallback` when j has no such key.
+int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
+                       int64_t fallback, const std::string &where);
+
 /// Returns j[key] as a T; throws `<where>: missing field '<key>'` or `<where>: field '<key>' has
-/// the wrong type`, so readers of kopt's own JSON files name what is wrong.
+/// the wrong type`, so readers of kopt's own JSON files name what is wrong. An integer T is read
+/// as json_int_in over T's range: nlohmann's get<int> would cast 1e300 (undefined behaviour).
 template <typename T>
 T json_field(const nlohmann::json &j, const char *key, const std::string &where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(where + ": missing field '" + key + "'");
-  }
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception &) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    static_assert(sizeof(T) < sizeof(int64_t) || std::is_signed_v<T>, "no uint64 fields");
+    return static_cast<T>(
+        json_int_in(j, key, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), where));
+  } else {
+    if (!j.is_object() || !j.contains(key)) {
+      throw Error(where + ": missing field '" + key + "'");
+    }
+    try {
+      return j.at(key).get<T>();
+    } catch (const nlohmann::json::exception &) {
+      throw Error(where + ": field '" + key + "' has the wrong type");
+    }
   }
 }
 
@@ -33,16 +52,6 @@ T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std:
   }
   return json_field<T>(j, key, where);
 }
-
-/// Returns j[key] as an integer in [lo, hi]; outside it (or not an integer) throws
-/// `<where>: field '<key>': expected an integer from lo to hi, got <value>`. For counts and
-/// counters, which a plain get<int> would wrap silently (2^63 - 1 read as -1).
-int64_t json_int_in(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
-                    const std::string &where);
-
-/// As json_int_in, or `fallback` when j has no such key.
-int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int64_t hi,
-                       int64_t fallback, const std::string &where);
 
 /// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
 nlohmann::json read_json(const std::filesystem::path &path);

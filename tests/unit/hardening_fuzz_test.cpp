@@ -1,5 +1,6 @@
 // Inputs the fuzz targets (tests/fuzz) found breaking a reader's contract, each kept as a fixture
 // in tests/fixtures/hardening/fuzz/: a value or a kopt::Error that names the input and where.
+#include "decide/decide.hpp"
 #include "fileapi/reply.hpp"
 #include "gpu/smi.hpp"
 #include "profile/analyze.hpp"
@@ -82,6 +83,17 @@ TEST_CASE("a rocm-smi GPU index too large for an int names the line") {
   CHECK_THROWS_WITH_AS(kopt::gpu::parse_rocm_smi_text(text, "rocm-smi.txt"),
                        "rocm-smi.txt:6: GPU index: expected an integer from 0 to 65535, got "
                        "'12147483648'",
+                       kopt::Error);
+}
+
+TEST_CASE("a decision.json count too large for an int names the field") {
+  // "overall": {"configs": <a 112-digit integer>}: nlohmann reads it as a double (7.8e108), and
+  // a plain get<int> cast it out of range (undefined behaviour; UBSan's float-cast-overflow).
+  fs::path path = fixture("hardening/fuzz/decision_configs_huge.json");
+  CHECK_THROWS_WITH_AS(kopt::decide::read_decision(path),
+                       (path.string() + ": overall: field 'configs': expected an integer from 0 "
+                                        "to 2147483647, got 7.777777777777777e+108")
+                           .c_str(),
                        kopt::Error);
 }
 

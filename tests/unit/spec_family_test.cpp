@@ -282,6 +282,12 @@ TEST_CASE("errors name the file and the field") {
                          (at + "bench.repeat: expected an integer >= 1, got 0").c_str(),
                          kopt::Error);
   }
+  SUBCASE("an integral number too large for an integer is an error, not a cast") {
+    edit(file, [](nlohmann::json &j) { j["bench"] = {{"warmup", 1e300}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "bench.warmup: expected an integer, got 1e+300").c_str(),
+                         kopt::Error);
+  }
   SUBCASE("compile_budget_s must be positive") {
     edit(file, [](nlohmann::json &j) { j["compile_budget_s"] = -5; });
     CHECK_THROWS_WITH_AS(
