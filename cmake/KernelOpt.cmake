@@ -484,6 +484,32 @@ function(_kopt_candidate_tests name id)
   endif()
 endfunction()
 
+# A candidate's bench target measures it beside BEST, so BEST's executable is built with it.
+# BEST is read from the ledger's state.json here, and state.json is a configure input once it
+# exists: a record that changes BEST re-runs the configure step at the next build (so does a new
+# candidate folder). Without a ledger BEST is the baseline, a dependency already; an unreadable
+# state.json, or a BEST whose folder is gone, is left to kopt bench to report.
+function(_kopt_best_dependency name)
+  set(state_json "${state}/ledger/state.json")
+  if(ARG_LEDGER)
+    set(state_json "${ledger}/state.json")
+  endif()
+  if(NOT EXISTS "${state_json}")
+    return()
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${state_json}")
+  file(READ "${state_json}" content)
+  string(JSON best ERROR_VARIABLE error GET "${content}" best)
+  if(error OR NOT TARGET ${p}candidate_${best})
+    return()
+  endif()
+  foreach(id IN LISTS KOPT_${name}_CANDIDATES)
+    if(NOT id STREQUAL best)
+      add_dependencies(${p}candidate_${id}_bench ${p}candidate_${best})
+    endif()
+  endforeach()
+endfunction()
+
 # The family's own tests: .golden (the baseline writes the golden) and .best.build (BEST, found
 # at test time, is built for the benches).
 function(_kopt_family_tests name)
@@ -545,6 +571,7 @@ function(kopt_add_family name)
     _kopt_candidate_launcher(${name} ${id})
     _kopt_candidate_tests(${name} ${id})
   endforeach()
+  _kopt_best_dependency(${name})
 
   if(import_compiled)
     # A folder of kopt's own, so that none of this project's flags reach the instance TUs.

@@ -6,6 +6,7 @@
 #   correctness   00 and 01 pass, 02 fails naming its configs
 #   record        recording 01's keep makes it BEST
 #   regression    03 against BEST 01: regression (or tie), recorded with its per-class numbers
+#   best_built    a new build folder continuing the ledger: 03's bench target builds BEST 01
 #   crash_hang    04 and 05: verdict failed naming the abort and the timeout, 01 unaffected
 #   noop_rebuild  a rebuild after touching nothing runs nothing
 #   incremental   editing 03's kernel recompiles only 03's TUs
@@ -92,6 +93,22 @@ assert summary["classes"], summary
 PY
 }
 
+best_built() {
+  # As when a ledger is restored into a new build folder: nothing is built there, and the bench
+  # target of 03 must build BEST (01) beside 03 and the baseline, not fail for want of it.
+  local b3=$WORK/b3
+  rm -rf "$b3"
+  mkdir -p "$b3/kopt/host_gemm"
+  cp -r "$state/ledger" "$b3/kopt/host_gemm/"
+  cmake -S "$family_src" -B "$b3" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+    -DCMAKE_BUILD_TYPE=Release >"$WORK/configure3.log" || { cat "$WORK/configure3.log"; fail "configure b3"; }
+  cmake --build "$b3" --target candidate_03_bench >"$WORK/bench03.log" 2>&1 ||
+    { cat "$WORK/bench03.log"; fail "candidate_03_bench in a new folder did not build BEST 01"; }
+  [ -x "$b3/kopt/host_gemm/bin/candidate_01" ] || fail "BEST 01 was not built"
+  [ -f "$b3/kopt/host_gemm/results/03/measurement.json" ] || fail "03 was not measured"
+  grep -q "BEST 01" "$WORK/bench03.log" || { cat "$WORK/bench03.log"; fail "03 was not measured beside BEST 01"; }
+}
+
 crash_hang() {
   local id
   for id in 04 05; do
@@ -144,7 +161,7 @@ ccache_copy() {
 }
 
 case $phase in
-setup | keep | correctness | record | regression | crash_hang | noop_rebuild | incremental | \
+setup | keep | correctness | record | regression | best_built | crash_hang | noop_rebuild | incremental | \
   ccache_fresh | ccache_copy) "$phase" ;;
 *) fail "unknown phase '$phase'" ;;
 esac
