@@ -1,7 +1,9 @@
 // The anchor of this family's figures, measured in the same run as the kernels: cuBLASLt's FP8
 // GEMM (e4m3 A and B, one fp32 scale per tensor: cuBLASLt has no 1x128 / 128x128 block scales on
 // Hopper, so it does less work than the block-scaled kernels) on the family's shapes, and the
-// device's copy rate (a large device-to-device copy, bytes read plus bytes written).
+// device's copy rate (a large device-to-device copy, bytes read plus bytes written), and per shape
+// a copy of the shape's bytes timed as the GEMMs are (after an L2 flush, launch included): at
+// decode sizes (a few MB) even a copy runs well below the large copy's rate.
 //
 //   anchor configs.csv [--repeat N] [--csv FILE] [--flush read|write]
 //
@@ -222,7 +224,8 @@ int main(int argc, char **argv) {
   std::FILE *csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv) {
     std::fprintf(csv,
-                 "M,N,K,us_lt,tflops_lt,us_lt_fast,tflops_lt_fast,bytes,floor_copy_us,copy_tbs\n");
+                 "M,N,K,us_lt,tflops_lt,us_lt_fast,tflops_lt_fast,bytes,floor_copy_us,copy_tbs,"
+                 "copy_same_us\n");
   }
   Lt lt;
   std::string line;
@@ -253,15 +256,27 @@ int main(int argc, char **argv) {
     const double bytes = double(M) * K + double(N) * K + 2.0 * M * N + 4.0 * M * (K / 128) +
                          4.0 * (N / 128) * (K / 128);
     const double floor_us = bytes / copy_tbs * 1e-6;
+    // The same bytes moved by a device-to-device copy (half read, half written), timed like the
+    // GEMMs: the copy rate at this size.
+    const std::size_t half = static_cast<std::size_t>(bytes / 2) & ~std::size_t{255};
+    void *from = nullptr, *to = nullptr;
+    CHECK(cudaMalloc(&from, half));
+    CHECK(cudaMalloc(&to, half));
+    CHECK(cudaMemset(from, 1, half));
+    const double copy_same_us = median_us(
+        [&] { CHECK(cudaMemcpyAsync(to, from, half, cudaMemcpyDeviceToDevice)); }, flush, repeat);
+    CHECK(cudaFree(from));
+    CHECK(cudaFree(to));
     std::printf("M=%lld N=%lld K=%lld cublasLt %.2f us %.1f TFLOP/s | fast-accum %.2f us %.1f "
-                "TFLOP/s | copy floor %.2f us (lt at %.0f%% of copy rate)\n",
+                "TFLOP/s | copy floor %.2f us (lt at %.0f%% of copy rate) | same-size copy %.2f us\n",
                 M, N, K, us, us > 0 ? flops / us * 1e-6 : 0.0, us_fast,
                 us_fast > 0 ? flops / us_fast * 1e-6 : 0.0, floor_us,
-                us > 0 ? 100.0 * floor_us / us : 0.0);
+                us > 0 ? 100.0 * floor_us / us : 0.0, copy_same_us);
     if (csv) {
-      std::fprintf(csv, "%lld,%lld,%lld,%.3f,%.1f,%.3f,%.1f,%.0f,%.3f,%.4f\n", M, N, K, us,
+      std::fprintf(csv, "%lld,%lld,%lld,%.3f,%.1f,%.3f,%.1f,%.0f,%.3f,%.4f,%.3f\n", M, N, K, us,
                    us > 0 ? flops / us * 1e-6 : 0.0, us_fast,
-                   us_fast > 0 ? flops / us_fast * 1e-6 : 0.0, bytes, floor_us, copy_tbs);
+                   us_fast > 0 ? flops / us_fast * 1e-6 : 0.0, bytes, floor_us, copy_tbs,
+                   copy_same_us);
     }
     CHECK(cudaFree(A));
     CHECK(cudaFree(B));
