@@ -130,9 +130,14 @@ ClassChange change_of(const decide::ClassRow &row) {
   return {row.config_class, row.best_us, row.candidate_us, row.change};
 }
 
+// What measured a row and on which machine ("ncu on NVIDIA H100 80GB HBM3"): kept rows of one
+// ledger may come from different machines, and their geomean column compares those too.
 std::string source_of(const profile::Measurement &m) {
   std::string source = profile::to_string(m.measured_by);
-  return m.profiled ? source : source + " (unprofiled)";
+  if (!m.profiled) {
+    source += " (unprofiled)";
+  }
+  return m.device.empty() ? source : source + " on " + m.device;
 }
 
 // The kernels that served the target class (every class for global), sorted and distinct.
@@ -487,12 +492,20 @@ Applied apply_keep(State &s, const Decision &d, const spec::CandidateSpec &candi
   if (d.overall->has_interval) {
     row.interval = std::pair{d.overall->low, d.overall->high};
   }
+  std::string message = d.candidate + " kept: BEST is now " + d.candidate;
+  if (!s.kept.empty() && s.kept.back().measured_by != row.measured_by) {
+    // The change is side by side; the geomean column against the row above is not.
+    message += " (measured by " + row.measured_by + "; " + s.kept.back().candidate + "'s row by " +
+               s.kept.back().measured_by +
+               ": performance.md's geomean us of the two rows compare "
+               "machines, the change compares the candidates)";
+  }
   s.kept.push_back(std::move(row));
   s.best = d.candidate;
   s.best_hash = d.hash;
   clear_regressions(s);
   s.recorded.clear();
-  return {d.candidate + " kept: BEST is now " + d.candidate, ""};
+  return {message, ""};
 }
 
 // A regression: counted (into the Stop Summary's window) unless confirmed within the threshold;

@@ -149,10 +149,11 @@ TEST_CASE("a keep makes the candidate BEST and adds a row") {
         "| date | candidate | hash | status | target | kernel(s) | metric | geomean us | change "
         "vs best | hypothesis |\n"
         "|---|---|---|---|---|---|---|---:|---:|---|\n"
-        "| 2026-02-00 | 00 | 01234567 | baseline | global | k00_small, k_large | ncu | 341.995 | - "
-        "| idea 00 |\n"
-        "| 2026-02-02 | 02 | 01234567 | keep | global | k02_small, k_large | ncu | 307.796 | "
-        "-10.00% | idea 02 |\n"
+        "| 2026-02-00 | 00 | 01234567 | baseline | global | k00_small, k_large | ncu on NVIDIA "
+        "H100 | "
+        "341.995 | - | idea 00 |\n"
+        "| 2026-02-02 | 02 | 01234567 | keep | global | k02_small, k_large | ncu on NVIDIA H100 | "
+        "307.796 | -10.00% | idea 02 |\n"
         "\n"
         "## Attempts\n"
         "\n"
@@ -168,6 +169,29 @@ TEST_CASE("a keep makes the candidate BEST and adds a row") {
         "| 2026-02-02 | 02 | 01234567 | keep | 00 | global | small: -10.00%; large: -10.00% | "
         "-10.00% | idea 02 |\n");
   CHECK(lines(files.attempts()) == 3);
+}
+
+TEST_CASE("a keep measured on another machine than BEST's row says so; its row names the GPU") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  Measurement best = measured("00");
+  Measurement candidate = measured("01", 0.9, 0.9);
+  best.device = candidate.device = "NVIDIA H200";
+  Recorded r = attempt(files, best, candidate);
+  CHECK(r.message == "01 kept: BEST is now 01 (measured by ncu on NVIDIA H200; 00's row by ncu "
+                     "on NVIDIA H100: performance.md's geomean us of the two rows compare "
+                     "machines, the change compares the candidates)");
+  REQUIRE(r.state.kept.size() == 2);
+  CHECK(r.state.kept[0].measured_by == "ncu on NVIDIA H100");
+  CHECK(r.state.kept[1].measured_by == "ncu on NVIDIA H200");
+  std::vector<std::string> rows = table_rows(kopt::util::read_file(files.performance()), "");
+  REQUIRE(rows.size() >= 2);
+  CHECK(cells(rows[1])[6] == "ncu on NVIDIA H200");
+  SUBCASE("the next keep on the same machine: the plain message") {
+    Measurement next = measured("02", 0.8, 0.8);
+    next.device = "NVIDIA H200";
+    CHECK(attempt(files, candidate, next).message == "02 kept: BEST is now 02");
+  }
 }
 
 TEST_CASE("a side-by-side keep carries its interval into state.json, performance.md and the "
@@ -254,7 +278,7 @@ TEST_CASE("regressions count, keep a window of 5 summaries and stop the loop") {
     std::string md = kopt::util::read_file(files.performance());
     CHECK(md.find("## Stop Summary\n\n- stop time: 2026-02-05\n- stop reason: 5 consecutive "
                   "measured regressions\n- BEST: 00 (hash 01234567)\n- best geomean: 341.995 us "
-                  "(ncu)\n- consecutive regressions: 5\n") != std::string::npos);
+                  "(ncu on NVIDIA H100)\n- consecutive regressions: 5\n") != std::string::npos);
     CHECK(md.find("| 01 (01234567) vs 00 | 2026-02-01 | idea 01 | global | small: 200.000 -> "
                   "210.000 (+5.00%); large: 1000.000 -> 1000.000 (+0.00%) | 341.995 -> 353.302 "
                   "| +3.31% |\n") != std::string::npos);
@@ -328,7 +352,7 @@ TEST_CASE("an incorrect proposal gets 3 repair attempts, then it is abandoned") 
   CHECK(r.state.recent_regressions.empty());
   CHECK(kopt::ledger::format_status(r.state) ==
         "family: gemm\n"
-        "BEST: 00 (hash 01234567), geomean 341.995 us (ncu)\n"
+        "BEST: 00 (hash 01234567), geomean 341.995 us (ncu on NVIDIA H100)\n"
         "consecutive regressions: 0\n"
         "repair attempts: fast-path 3 (abandoned)\n"
         "stopped: no\n"
