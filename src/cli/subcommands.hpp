@@ -22,6 +22,7 @@ Handler setup_decide(CLI::App &app);
 Handler setup_calibrate(CLI::App &app);
 Handler setup_new(CLI::App &app);
 Handler setup_record(CLI::App &app);
+Handler setup_rebase(CLI::App &app);
 Handler setup_round(CLI::App &app);
 Handler setup_stamp_hash(CLI::App &app);
 Handler setup_status(CLI::App &app);

@@ -39,8 +39,14 @@ const std::vector<Field> &fields_of(const std::string &kind) {
                                              {"overall_change", Type::number_or_null},
                                              {"consecutive_regressions", Type::count},
                                              {"event", Type::string}};
+  static const std::vector<Field> rebase = {{"date", Type::string}, {"candidate", Type::string},
+                                            {"best", Type::string}, {"from_hash", Type::string},
+                                            {"hash", Type::string}, {"reason", Type::string}};
   static const std::vector<Field> stop = {{"date", Type::string}, {"reason", Type::string}};
-  return kind == "baseline" ? baseline : kind == "attempt" ? attempt : stop;
+  return kind == "baseline"  ? baseline
+         : kind == "attempt" ? attempt
+         : kind == "rebase"  ? rebase
+                             : stop;
 }
 
 void check_field(const json &line, const Field &field, const std::string &where) {
@@ -94,11 +100,11 @@ json check_line(const std::string &text, const std::string &file, int number) {
     throw Error(where + ": expected a JSON object, got " + util::dump_json(line, -1));
   }
   if (!line.contains("kind") || !line.at("kind").is_string()) {
-    throw Error(where + ": missing field 'kind' (baseline, attempt or stop)");
+    throw Error(where + ": missing field 'kind' (baseline, attempt, rebase or stop)");
   }
   std::string kind = line.at("kind").get<std::string>();
-  if (kind != "baseline" && kind != "attempt" && kind != "stop") {
-    throw Error(where + ": kind: expected baseline, attempt or stop, got " +
+  if (kind != "baseline" && kind != "attempt" && kind != "rebase" && kind != "stop") {
+    throw Error(where + ": kind: expected baseline, attempt, rebase or stop, got " +
                 util::dump_json(line.at("kind"), -1));
   }
   for (const Field &field : fields_of(kind)) {

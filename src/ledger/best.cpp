@@ -32,8 +32,9 @@ Best resolve_best(const Files &files, const spec::Family &family,
     throw Error("BEST " + state->best + "'s content changed since it was kept (content hash now " +
                 now + ", kept as " + state->best_hash + "; its folder is " + dir +
                 "): restore it (e.g. git checkout -- " + dir +
-                "), or copy the changed folder to a new candidate id and restore BEST's "
-                "(a changed family.json or base changes the hash too)");
+                "), or copy the changed folder to a new candidate id and restore BEST's; a "
+                "changed family.json, tuned table or heuristic changes every candidate's hash: "
+                "keep such a change with kopt rebase --reason <why>");
   }
   return {state->best, state->best_hash};
 }

@@ -88,7 +88,10 @@ std::string attempt_row(const nlohmann::json &line) {
   std::string kind = text_field(line, "kind");
   std::string verdict = kind == "attempt" ? text_field(line, "verdict")
                         : kind == "stop"  ? "stopped: " + text_field(line, "reason")
-                                          : kind;
+                        : kind == "rebase"
+                            ? "rebase from " + short_hash(text_field(line, "from_hash")) + ": " +
+                                  text_field(line, "reason")
+                            : kind;
   if (std::string event = text_field(line, "event"); !event.empty()) {
     verdict += " (" + event + ")";
   }
@@ -637,6 +640,47 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   write_all(files, s, std::move(contents.attempts),
             attempt_json(d, s, candidate, date, proposal, applied.event));
   return {Outcome::recorded, applied.message, s};
+}
+
+Recorded rebase(const Files &files, const std::string &hash, const std::string &reason,
+                const std::string &date) {
+  if (util::trim(reason).empty()) {
+    throw Error("rebase: a reason is required: why BEST's content changed (e.g. \"heuristic "
+                "refreshed from the sweeps of 16\")");
+  }
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield;
+  Contents contents = read_contents(files);
+  if (!contents.state) {
+    throw Error(files.state().string() + ": no ledger yet: nothing to rebase");
+  }
+  State s = *contents.state;
+  if (s.stopped) {
+    throw Error(files.state().string() + ": the ledger stopped on " + s.stop_date + " (" +
+                s.stop_reason + "); nothing is rebased");
+  }
+  if (hash == s.best_hash) {
+    return {Outcome::identical,
+            "BEST " + s.best + "'s content hash is " + short_hash(hash) +
+                ", as it was kept: nothing to rebase",
+            s};
+  }
+  std::string from = s.best_hash;
+  s.best_hash = hash;
+  s.recorded.clear(); // they were compared with other code
+  write_all(files, s, std::move(contents.attempts),
+            {{"kind", "rebase"},
+             {"date", date.empty() ? util::utc_now() : date},
+             {"candidate", s.best},
+             {"best", s.best},
+             {"from_hash", from},
+             {"hash", hash},
+             {"reason", reason}});
+  return {Outcome::recorded,
+          "rebased BEST " + s.best + ": content hash " + short_hash(from) + " -> " +
+              short_hash(hash) + " (" + reason +
+              "); the next keep test measures it beside the candidate",
+          s};
 }
 
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,

@@ -101,8 +101,8 @@ struct Files {
 };
 
 /// Reads attempts.jsonl (no lines when it is absent) and checks every line against
-/// docs/FORMATS.md: a JSON object of kind baseline, attempt or stop with its fields. A line cut
-/// by a killed process or edited by hand throws `<file>:<line>: <what is wrong>`.
+/// docs/FORMATS.md: a JSON object of kind baseline, attempt, rebase or stop with its fields. A line
+/// cut by a killed process or edited by hand throws `<file>:<line>: <what is wrong>`.
 std::vector<nlohmann::json> read_attempts(const std::filesystem::path &file);
 
 /// Serialises the state (stable key order).
@@ -157,6 +157,15 @@ std::string render_performance(const State &state, const std::vector<nlohmann::j
 Recorded record(const Files &files, const decide::Decision &decision,
                 const spec::CandidateSpec &candidate, const profile::Measurement &measurement,
                 const Options &options = {});
+
+/// Carries BEST over a deliberate change of what every candidate compiles (family.json, its
+/// tuned table or heuristic file; they are in every content hash): state.json's best_hash
+/// becomes `hash` (BEST's content hash now), the attempts recorded against BEST's old content
+/// are forgotten, and attempts.jsonl gets a `rebase` line {date, candidate, best, from_hash,
+/// hash, reason}, under the ledger's lock. Returns Outcome::identical when `hash` is already
+/// BEST's; throws when there is no ledger yet, it stopped, or `reason` is blank.
+Recorded rebase(const Files &files, const std::string &hash, const std::string &reason,
+                const std::string &date = "");
 
 /// Stops the loop because no idle GPU appeared for `waited_min` minutes (creating the state when
 /// there is none yet; under the ledger's lock); an already stopped ledger keeps its first reason.

@@ -89,7 +89,7 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
   double lo = -threshold;
   double hi = threshold;
   for (const Attempt &a : attempts) {
-    if (a.kind == "stop") {
+    if (a.kind == "stop" || a.kind == "rebase") { // no times compared
       continue;
     }
     shown.push_back(&a);

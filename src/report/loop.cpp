@@ -99,7 +99,10 @@ Attempt attempt_from_json(const nlohmann::json &j, int line) {
   a.hypothesis = text_of(j, "hypothesis");
   a.verdict = a.kind == "attempt" ? text_of(j, "verdict")
               : a.kind == "stop"  ? text_of(j, "reason")
-                                  : a.kind;
+              : a.kind == "rebase"
+                  ? "rebased BEST " + a.best + " (hash " + text_of(j, "from_hash").substr(0, 8) +
+                        " -> " + a.hash.substr(0, 8) + "): " + text_of(j, "reason")
+                  : a.kind;
   a.overall_change = number_of(j, "overall_change");
   a.overall_interval = interval_of(j.value("overall_interval", nlohmann::json()));
   a.geomean_us = number_of(j, "geomean_us");
@@ -261,8 +264,8 @@ nlohmann::json to_json(const std::vector<Attempt> &attempts) {
 std::string format_attempts(const std::vector<Attempt> &attempts) {
   std::string text;
   for (const Attempt &a : attempts) {
-    if (a.kind == "stop") {
-      text += a.date + "  stopped: " + a.verdict + "\n";
+    if (a.kind == "stop" || a.kind == "rebase") {
+      text += a.date + "  " + (a.kind == "stop" ? "stopped: " : "") + a.verdict + "\n";
       continue;
     }
     std::string line = a.date + "  " + pad(a.candidate, 4) + pad(a.verdict, 12);

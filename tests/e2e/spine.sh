@@ -12,6 +12,9 @@
 #   incremental   editing 03's kernel recompiles only 03's TUs
 #   ccache_fresh  a fresh build folder of unchanged candidates: every object from ccache
 #   ccache_copy   a new candidate folder identical to 01: its instances are ccache hits
+#   rebase        a heuristic refresh in family.json changes BEST's hash: bench refuses BEST
+#                 naming kopt rebase; after kopt rebase, 03's keep test runs beside BEST and
+#                 records
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -160,9 +163,50 @@ ccache_copy() {
   [ "$misses" -eq 0 ] || { cat "$WORK/stats06.txt"; fail "$misses misses for a copy of 01"; }
 }
 
+rebase() {
+  # A refreshed heuristic is in every candidate's content hash, BEST's included.
+  local kept
+  kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best_hash"])' "$state/ledger/state.json")
+  python3 - "$family_src/family.json" <<'PY' || fail "the heuristic edit did not apply"
+import json, sys
+spec = json.load(open(sys.argv[1]))
+first = spec["heuristic"]["rules"][0]["if"][0]
+assert first[:2] == ["M*N", "<="], first
+first[2] //= 2
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+  if "$KOPT" bench "${kopt_family[@]}" --candidate 03 >"$WORK/stale.log" 2>&1; then
+    cat "$WORK/stale.log"; fail "bench ran beside a BEST whose content changed"
+  fi
+  grep -q "BEST 01's content changed since it was kept" "$WORK/stale.log" &&
+    grep -q "kopt rebase --reason" "$WORK/stale.log" || { cat "$WORK/stale.log"; fail "the refusal does not name kopt rebase"; }
+  "$KOPT" rebase "${kopt_family[@]}" --reason "heuristic refreshed" >"$WORK/rebase.log" ||
+    { cat "$WORK/rebase.log"; fail "kopt rebase"; }
+  grep -q "^rebased BEST 01: content hash ${kept:0:8} -> " "$WORK/rebase.log" || { cat "$WORK/rebase.log"; fail "rebase message"; }
+  "$KOPT" ls "${kopt_family[@]}" --json >"$WORK/ls.json"
+  python3 - "$state/ledger" "$WORK/ls.json" "$kept" <<'PY' || fail "ledger after the rebase"
+import json, sys
+ledger, ls, kept = sys.argv[1:]
+state = json.load(open(f"{ledger}/state.json"))
+now = next(c["hash"] for c in json.load(open(ls)) if c["id"] == "01")
+assert state["best"] == "01" and state["best_hash"] == now != kept, (state["best_hash"], now, kept)
+last = json.loads(open(f"{ledger}/attempts.jsonl").read().splitlines()[-1])
+assert last["kind"] == "rebase" and last["from_hash"] == kept and last["hash"] == now, last
+assert "rebase from " + kept[:8] + ": heuristic refreshed" in open(f"{ledger}/performance.md").read()
+PY
+  "$KOPT" rebase "${kopt_family[@]}" --reason "again" | grep -q "nothing to rebase" || fail "a second rebase changed something"
+  "$KOPT" log "${kopt_family[@]}" | grep -q "rebased BEST 01 (hash ${kept:0:8} -> " || fail "kopt log does not show the rebase"
+  # The keep test of 03 now runs beside BEST 01 under its new content, and records.
+  if ctest --test-dir "$b1" -L keep -R '^candidate_03\.' --output-on-failure >"$WORK/keep03r.log" 2>&1; then
+    cat "$WORK/keep03r.log"; fail "candidate_03.keep passed after the rebase"
+  fi
+  expect_verdict "$state/results/03/decision.json" regression tie
+  "$KOPT" record "${kopt_family[@]}" --candidate 03 >"$WORK/record03r.log" || { cat "$WORK/record03r.log"; fail "record 03 after the rebase"; }
+}
+
 case $phase in
 setup | keep | correctness | record | regression | best_built | crash_hang | noop_rebuild | incremental | \
-  ccache_fresh | ccache_copy) "$phase" ;;
+  ccache_fresh | ccache_copy | rebase) "$phase" ;;
 *) fail "unknown phase '$phase'" ;;
 esac
 echo "PASS"

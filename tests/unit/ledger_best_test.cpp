@@ -84,8 +84,9 @@ TEST_CASE("a BEST whose content changed since it was kept is refused, unless onl
       ("BEST 01's content changed since it was kept (content hash now " + now +
        ", kept as 0000000000000000; its folder is " + dir + "): restore it (e.g. git checkout -- " +
        dir +
-       "), or copy the changed folder to a new candidate id and restore BEST's (a changed "
-       "family.json or base changes the hash too)")
+       "), or copy the changed folder to a new candidate id and restore BEST's; a changed "
+       "family.json, tuned table or heuristic changes every candidate's hash: keep such a "
+       "change with kopt rebase --reason <why>")
           .c_str(),
       kopt::Error);
 

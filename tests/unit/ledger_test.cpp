@@ -471,6 +471,68 @@ TEST_CASE("a decision made against another BEST is refused") {
       kopt::Error);
 }
 
+TEST_CASE("rebase carries BEST over a family change: a new hash, a rebase line, decisions "
+          "against the new content record") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  attempt(files, measured("00"), measured("01", 1.03, 1.0)); // a regression, recorded against 00
+  Measurement best = measured("00", 1, 1, "fedcba9876543210");
+  SUBCASE("before the rebase a decision against the new content is stale") {
+    CHECK_THROWS_AS(attempt(files, best, measured("02", 0.9, 0.9)), kopt::Error);
+  }
+  SUBCASE("after it, it records") {
+    Recorded r = kopt::ledger::rebase(files, "fedcba9876543210", "heuristic refreshed",
+                                      "2026-03-02T00:00:00Z");
+    CHECK(r.outcome == Outcome::recorded);
+    CHECK(r.message == "rebased BEST 00: content hash 01234567 -> fedcba98 (heuristic "
+                       "refreshed); the next keep test measures it beside the candidate");
+    State s = *kopt::ledger::read_state(files);
+    CHECK(s.best == "00");
+    CHECK(s.best_hash == "fedcba9876543210");
+    CHECK(s.recorded.empty());
+    CHECK(s.consecutive_regressions == 1);
+    std::vector<nlohmann::json> lines = kopt::ledger::read_attempts(files.attempts());
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[2] == nlohmann::json{{"kind", "rebase"},
+                                     {"date", "2026-03-02T00:00:00Z"},
+                                     {"candidate", "00"},
+                                     {"best", "00"},
+                                     {"from_hash", "0123456789abcdef00"},
+                                     {"hash", "fedcba9876543210"},
+                                     {"reason", "heuristic refreshed"}});
+    std::vector<std::string> rows =
+        table_rows(kopt::util::read_file(files.performance()), "## Attempts");
+    REQUIRE(rows.size() == 3);
+    CHECK(cells(rows[2])[3] == "rebase from 01234567: heuristic refreshed");
+    CHECK(attempt(files, best, measured("02", 0.9, 0.9)).message == "02 kept: BEST is now 02");
+  }
+  SUBCASE("the same hash again changes nothing") {
+    std::string state = kopt::util::read_file(files.state());
+    Recorded r = kopt::ledger::rebase(files, "0123456789abcdef00", "nothing");
+    CHECK(r.outcome == Outcome::identical);
+    CHECK(r.message == "BEST 00's content hash is 01234567, as it was kept: nothing to rebase");
+    CHECK(kopt::util::read_file(files.state()) == state);
+    CHECK(lines(files.attempts()) == 2);
+  }
+  SUBCASE("a blank reason, no ledger or a stopped one are refused") {
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, "x", "  "),
+                         "rebase: a reason is required: why BEST's content changed (e.g. "
+                         "\"heuristic refreshed from the sweeps of 16\")",
+                         kopt::Error);
+    Files none{dir.path() / "none"};
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(none, "x", "why"),
+                         (none.state().string() + ": no ledger yet: nothing to rebase").c_str(),
+                         kopt::Error);
+    kopt::ledger::stop_no_idle_gpu(files, "gemm", "2026-03-01T10:00:00Z");
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, "x", "why"),
+                         (files.state().string() +
+                          ": the ledger stopped on 2026-03-01T10:00:00Z (no idle GPU for 60 "
+                          "min); nothing is rebased")
+                             .c_str(),
+                         kopt::Error);
+  }
+}
+
 TEST_CASE("a bad state.json is reported and never overwritten") {
   kopt::test::TempDir dir;
   Files files{dir.path() / "ledger"};
@@ -579,7 +641,13 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
   SUBCASE("an unknown kind") {
     refused(R"({"kind": "keep"})"
             "\n",
-            where + R"(:1: kind: expected baseline, attempt or stop, got "keep")");
+            where + R"(:1: kind: expected baseline, attempt, rebase or stop, got "keep")");
+  }
+  SUBCASE("a rebase line without its old hash") {
+    refused(R"({"kind": "rebase", "date": "d", "candidate": "00", "best": "00", "hash": "h", )"
+            R"("reason": "r"})"
+            "\n",
+            where + ":1: missing field 'from_hash'");
   }
   SUBCASE("a missing field") {
     refused(R"({"kind": "stop", "date": "2026-11-25"})"
