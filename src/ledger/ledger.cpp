@@ -661,8 +661,8 @@ Recorded rebase(const Files &files, const std::string &hash, const std::string &
   }
   if (hash == s.best_hash) {
     return {Outcome::identical,
-            "BEST " + s.best + "'s content hash is " + short_hash(hash) +
-                ", as it was kept: nothing to rebase",
+            "BEST " + s.best + "'s content hash is already " + short_hash(hash) +
+                ": nothing to rebase",
             s};
   }
   std::string from = s.best_hash;

@@ -510,7 +510,7 @@ TEST_CASE("rebase carries BEST over a family change: a new hash, a rebase line, 
     std::string state = kopt::util::read_file(files.state());
     Recorded r = kopt::ledger::rebase(files, "0123456789abcdef00", "nothing");
     CHECK(r.outcome == Outcome::identical);
-    CHECK(r.message == "BEST 00's content hash is 01234567, as it was kept: nothing to rebase");
+    CHECK(r.message == "BEST 00's content hash is already 01234567: nothing to rebase");
     CHECK(kopt::util::read_file(files.state()) == state);
     CHECK(lines(files.attempts()) == 2);
   }
