@@ -1,7 +1,6 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
-#include "util/error.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -26,18 +25,15 @@ Handler setup_rebase(CLI::App &app) {
       ->required();
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
-    ledger::Files files{loaded.layout.ledger};
-    std::optional<ledger::State> state = ledger::read_state(files);
-    if (!state) {
-      throw Error(files.state().string() + ": no ledger yet: nothing to rebase");
-    }
     // BEST's content hash as it compiles now: its folder, its bases and the family's files.
-    std::string now = loaded.candidates.content_hash(loaded.family, state->best);
-    ledger::Recorded rebased = ledger::rebase(files, now, options->reason);
+    ledger::Recorded rebased = ledger::rebase(
+        ledger::Files{loaded.layout.ledger},
+        [&](const std::string &best) {
+          return loaded.candidates.content_hash(loaded.family, best);
+        },
+        options->reason);
     if (context.json) {
-      context.out << nlohmann::json{{"outcome", rebased.outcome == ledger::Outcome::recorded
-                                                    ? "recorded"
-                                                    : "identical"},
+      context.out << nlohmann::json{{"outcome", ledger::to_string(rebased.outcome)},
                                     {"message", rebased.message},
                                     {"state", ledger::to_json(rebased.state)}}
                          .dump(2)

@@ -16,20 +16,6 @@ struct RecordOptions {
   ledger::Options limits;
 };
 
-const char *to_string(ledger::Outcome outcome) {
-  switch (outcome) {
-  case ledger::Outcome::recorded:
-    return "recorded";
-  case ledger::Outcome::duplicate:
-    return "duplicate";
-  case ledger::Outcome::candidate_is_best:
-    return "candidate_is_best";
-  case ledger::Outcome::identical:
-    return "identical";
-  }
-  return "?";
-}
-
 } // namespace
 
 Handler setup_record(CLI::App &app) {
@@ -46,7 +32,7 @@ Handler setup_record(CLI::App &app) {
         loaded.layout, loaded.family, loaded.candidates, options->candidate, options->limits);
     const ledger::Recorded &recorded = run.recorded;
     if (context.json) {
-      context.out << nlohmann::json{{"outcome", to_string(recorded.outcome)},
+      context.out << nlohmann::json{{"outcome", ledger::to_string(recorded.outcome)},
                                     {"message", recorded.message},
                                     {"state", ledger::to_json(recorded.state)}}
                          .dump(2)

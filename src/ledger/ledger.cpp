@@ -642,8 +642,8 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   return {Outcome::recorded, applied.message, s};
 }
 
-Recorded rebase(const Files &files, const std::string &hash, const std::string &reason,
-                const std::string &date) {
+Recorded rebase(const Files &files, const std::function<std::string(const std::string &)> &hash_of,
+                const std::string &reason, const std::string &date) {
   if (util::trim(reason).empty()) {
     throw Error("rebase: a reason is required: why BEST's content changed (e.g. \"heuristic "
                 "refreshed from the sweeps of 16\")");
@@ -659,6 +659,7 @@ Recorded rebase(const Files &files, const std::string &hash, const std::string &
     throw Error(files.state().string() + ": the ledger stopped on " + s.stop_date + " (" +
                 s.stop_reason + "); nothing is rebased");
   }
+  std::string hash = hash_of(s.best);
   if (hash == s.best_hash) {
     return {Outcome::identical,
             "BEST " + s.best + "'s content hash is already " + short_hash(hash) +
@@ -681,6 +682,20 @@ Recorded rebase(const Files &files, const std::string &hash, const std::string &
               short_hash(hash) + " (" + reason +
               "); the next keep test measures it beside the candidate",
           s};
+}
+
+const char *to_string(Outcome outcome) {
+  switch (outcome) {
+  case Outcome::recorded:
+    return "recorded";
+  case Outcome::duplicate:
+    return "duplicate";
+  case Outcome::candidate_is_best:
+    return "candidate_is_best";
+  case Outcome::identical:
+    return "identical";
+  }
+  return "?";
 }
 
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,

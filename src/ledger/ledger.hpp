@@ -6,6 +6,7 @@
 #include "spec/candidate_spec.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -160,12 +161,17 @@ Recorded record(const Files &files, const decide::Decision &decision,
 
 /// Carries BEST over a deliberate change of what every candidate compiles (family.json, its
 /// tuned table or heuristic file; they are in every content hash): state.json's best_hash
-/// becomes `hash` (BEST's content hash now), the attempts recorded against BEST's old content
-/// are forgotten, and attempts.jsonl gets a `rebase` line {date, candidate, best, from_hash,
-/// hash, reason}, under the ledger's lock. Returns Outcome::identical when `hash` is already
-/// BEST's; throws when there is no ledger yet, it stopped, or `reason` is blank.
-Recorded rebase(const Files &files, const std::string &hash, const std::string &reason,
-                const std::string &date = "");
+/// becomes `hash_of(BEST's id)` (its content hash now), the attempts recorded against BEST's old
+/// content are forgotten, and attempts.jsonl gets a `rebase` line {date, candidate, best,
+/// from_hash, hash, reason}. BEST is read and its hash taken under the ledger's lock, so a keep
+/// recorded at the same time cannot hand one BEST's hash to another. Returns Outcome::identical
+/// when the hash is already BEST's; throws when there is no ledger yet, it stopped, or `reason`
+/// is blank.
+Recorded rebase(const Files &files, const std::function<std::string(const std::string &)> &hash_of,
+                const std::string &reason, const std::string &date = "");
+
+/// "recorded", "duplicate", "candidate_is_best" or "identical" (the `outcome` of --json answers).
+const char *to_string(Outcome outcome);
 
 /// Stops the loop because no idle GPU appeared for `waited_min` minutes (creating the state when
 /// there is none yet; under the ledger's lock); an already stopped ledger keeps its first reason.

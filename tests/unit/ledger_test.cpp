@@ -78,6 +78,11 @@ std::vector<std::string> cells(const std::string &row) {
   return out;
 }
 
+// A content hash that is `hash` whatever BEST is.
+std::function<std::string(const std::string &)> hash_is(const std::string &hash) {
+  return [hash](const std::string &) { return hash; };
+}
+
 size_t lines(const std::filesystem::path &path) {
   size_t n = 0;
   for (const auto &line : kopt::util::split(kopt::util::read_file(path), '\n')) {
@@ -481,8 +486,14 @@ TEST_CASE("rebase carries BEST over a family change: a new hash, a rebase line, 
     CHECK_THROWS_AS(attempt(files, best, measured("02", 0.9, 0.9)), kopt::Error);
   }
   SUBCASE("after it, it records") {
-    Recorded r = kopt::ledger::rebase(files, "fedcba9876543210", "heuristic refreshed",
-                                      "2026-03-02T00:00:00Z");
+    std::string asked;
+    auto hash_now = [&](const std::string &best) {
+      asked = best;
+      return std::string("fedcba9876543210");
+    };
+    Recorded r =
+        kopt::ledger::rebase(files, hash_now, "heuristic refreshed", "2026-03-02T00:00:00Z");
+    CHECK(asked == "00");
     CHECK(r.outcome == Outcome::recorded);
     CHECK(r.message == "rebased BEST 00: content hash 01234567 -> fedcba98 (heuristic "
                        "refreshed); the next keep test measures it beside the candidate");
@@ -508,23 +519,23 @@ TEST_CASE("rebase carries BEST over a family change: a new hash, a rebase line, 
   }
   SUBCASE("the same hash again changes nothing") {
     std::string state = kopt::util::read_file(files.state());
-    Recorded r = kopt::ledger::rebase(files, "0123456789abcdef00", "nothing");
+    Recorded r = kopt::ledger::rebase(files, hash_is("0123456789abcdef00"), "nothing");
     CHECK(r.outcome == Outcome::identical);
     CHECK(r.message == "BEST 00's content hash is already 01234567: nothing to rebase");
     CHECK(kopt::util::read_file(files.state()) == state);
     CHECK(lines(files.attempts()) == 2);
   }
   SUBCASE("a blank reason, no ledger or a stopped one are refused") {
-    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, "x", "  "),
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, hash_is("x"), "  "),
                          "rebase: a reason is required: why BEST's content changed (e.g. "
                          "\"heuristic refreshed from the sweeps of 16\")",
                          kopt::Error);
     Files none{dir.path() / "none"};
-    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(none, "x", "why"),
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(none, hash_is("x"), "why"),
                          (none.state().string() + ": no ledger yet: nothing to rebase").c_str(),
                          kopt::Error);
     kopt::ledger::stop_no_idle_gpu(files, "gemm", "2026-03-01T10:00:00Z");
-    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, "x", "why"),
+    CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, hash_is("x"), "why"),
                          (files.state().string() +
                           ": the ledger stopped on 2026-03-01T10:00:00Z (no idle GPU for 60 "
                           "min); nothing is rebased")
