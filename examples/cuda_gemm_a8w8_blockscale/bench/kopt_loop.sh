@@ -5,7 +5,9 @@
 # candidate in turn. Logs and results go to $OUT (or /tmp/kopt-out).
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/kopt_loop.sh
 # KOPT_LOOP_IDS="01 03" picks the candidates (default "01 02"; correctness is checked for these);
-# KOPT_LOOP_ANALYZE=<id> runs `kopt analyze` on that candidate at the end.
+# KOPT_LOOP_ANALYZE=<id> runs `kopt analyze` on that candidate at the end. KOPT_LOOP_REBASE="<why>"
+# runs `kopt rebase --reason "<why>"` before the first keep test (a restored ledger whose BEST's
+# content changed through family.json since it was kept).
 # The build folder (KOPT_LOOP_BUILD, default /tmp/kopt-cuda-loop) holds the ledger: a second run in the
 # same folder continues it (every candidate against the BEST the first run left); a new folder starts
 # from 00.
@@ -25,13 +27,17 @@ cmake -S "$root/examples/$family" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$pre
   -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 ||
   { tail -30 "$out/configure.log"; exit 1; }
 ids=(${KOPT_LOOP_IDS:-01 02})
+state=(--spec "$root/examples/$family/family.json" --state-dir "$build/kopt/$family")
+if [ -n "${KOPT_LOOP_REBASE:-}" ]; then # before the bench build, which refuses a changed BEST
+  "$prefix/bin/kopt" rebase "${state[@]}" --reason "$KOPT_LOOP_REBASE"
+  echo "kopt rebase: rc=$?"
+fi
 start=$(date +%s)
 cmake --build "$build" --target "candidate_${ids[0]}_bench" -j "$(nproc)" >"$out/bench${ids[0]}.log" 2>&1
 echo "candidate_${ids[0]}_bench: rc=$? in $(( $(date +%s) - start )) s"; tail -12 "$out/bench${ids[0]}.log"
 
 "$prefix/bin/kopt" resources --out "$build/gpus.json"
 spec=(--resource-spec-file "$build/gpus.json" --output-on-failure)
-state=(--spec "$root/examples/$family/family.json" --state-dir "$build/kopt/$family")
 start=$(date +%s)
 pattern=$(IFS='|'; echo "${ids[*]}")
 ctest --test-dir "$build" -L correctness -R "^candidate_(${pattern})\\." "${spec[@]}" >"$out/ctest.log" 2>&1

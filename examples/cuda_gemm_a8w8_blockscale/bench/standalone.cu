@@ -157,10 +157,14 @@ int check_mode() {
   struct Shape {
     std::int64_t M, N, K;
   };
-  // The last three: few N tiles and a long K, where a decode tile may split K.
+  // {1, 256, 4096} to {33, 128, 8192}: few N tiles and a long K, where a decode tile may split
+  // K; then M <= 16 with part of an 8-row M tile (5, 9) and all of two (16); the last two: 16 x 64
+  // decode tiles that 16 splits in two on 132 SMs (17's deep pipeline instead).
   const Shape shapes[] = {{1, 128, 128},    {17, 256, 512},   {100, 384, 1024},
                           {300, 512, 256},  {129, 256, 384},  {64, 1024, 128},
-                          {1, 256, 4096},   {17, 384, 2048},  {33, 128, 8192}};
+                          {1, 256, 4096},   {17, 384, 2048},  {33, 128, 8192},
+                          {5, 640, 1152},   {9, 256, 896},    {16, 384, 640},
+                          {3, 5120, 1664},  {16, 4096, 640}};
   int failures = 0;
   for (const Shape &s : shapes) {
     Problem p(s.M, s.N, s.K, 1000 + s.M);
