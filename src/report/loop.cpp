@@ -69,6 +69,24 @@ std::string recorded_state(const std::optional<ledger::State> &state,
   return verdict;
 }
 
+// Whether `id` is BEST or a kept row whose content hash is no longer `hash` (a changed
+// family.json, tuned table or heuristic, or an edited folder: `bench` refuses such a BEST).
+bool changed_since_kept(const std::optional<ledger::State> &state, const std::string &id,
+                        const std::string &hash) {
+  if (!state || hash.empty()) {
+    return false;
+  }
+  if (state->best == id) {
+    return state->best_hash != hash;
+  }
+  for (const ledger::KeptRow &kept : state->kept) {
+    if (kept.candidate == id) {
+      return kept.hash != hash;
+    }
+  }
+  return false;
+}
+
 std::optional<std::pair<double, double>> interval_of(const nlohmann::json &j) {
   if (j.is_array() && j.size() == 2 && j[0].is_number() && j[1].is_number()) {
     return std::make_pair(j[0].get<double>(), j[1].get<double>());
@@ -183,6 +201,7 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
     row.measured = measured_state(layout, row.id, row.hash);
     row.verdict = verdict_of(layout, row.id);
     row.recorded = recorded_state(state, attempts, row.id, row.hash);
+    row.changed = changed_since_kept(state, row.id, row.hash);
     rows.push_back(row);
   }
   return rows;
@@ -199,6 +218,7 @@ nlohmann::json to_json(const std::vector<CandidateRow> &rows) {
                    {"measured", r.measured},
                    {"verdict", r.verdict},
                    {"recorded", r.recorded},
+                   {"changed", r.changed},
                    {"problem", r.problem}});
   }
   return out;
@@ -211,7 +231,7 @@ std::string format_candidates(const std::vector<CandidateRow> &rows) {
     table.push_back({r.id, r.base.empty() ? "-" : r.base,
                      r.hash.empty() ? "?" : r.hash.substr(0, 8), r.built ? "yes" : "no",
                      r.measured.empty() ? "-" : r.measured, r.verdict.empty() ? "-" : r.verdict,
-                     r.recorded.empty() ? "-" : r.recorded,
+                     r.recorded.empty() ? "-" : r.recorded + (r.changed ? " (changed)" : ""),
                      r.problem.empty() ? r.hypothesis : "error: " + r.problem});
   }
   std::vector<size_t> widths(table[0].size(), 0);

@@ -24,6 +24,7 @@ struct CandidateRow {
   std::string measured; ///< "ok", "failed", "stale" (of other sources) or "" (never)
   std::string verdict;  ///< its decision.json's verdict, "" when not decided
   std::string recorded; ///< "BEST", "kept", "baseline", an attempt's verdict, or ""
+  bool changed = false; ///< BEST or kept, and its content hash is not the one it was kept with
   std::string problem;  ///< why the hash could not be computed, else ""
 };
 

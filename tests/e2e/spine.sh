@@ -180,6 +180,9 @@ PY
   fi
   grep -q "BEST 01's content changed since it was kept" "$WORK/stale.log" &&
     grep -q "kopt rebase --reason" "$WORK/stale.log" || { cat "$WORK/stale.log"; fail "the refusal does not name kopt rebase"; }
+  "$KOPT" ls "${kopt_family[@]}" | grep -Eq '^01 .* BEST \(changed\) ' || { "$KOPT" ls "${kopt_family[@]}"; fail "kopt ls does not show BEST as changed"; }
+  "$KOPT" ls "${kopt_family[@]}" --json | python3 -c 'import json, sys; r = {c["id"]: c for c in json.load(sys.stdin)}; assert r["01"]["changed"] and r["01"]["recorded"] == "BEST", r["01"]' ||
+    fail "kopt ls --json: BEST 01 not changed"
   "$KOPT" rebase "${kopt_family[@]}" --reason "heuristic refreshed" >"$WORK/rebase.log" ||
     { cat "$WORK/rebase.log"; fail "kopt rebase"; }
   grep -q "^rebased BEST 01: content hash ${kept:0:8} -> " "$WORK/rebase.log" || { cat "$WORK/rebase.log"; fail "rebase message"; }
@@ -190,6 +193,7 @@ ledger, ls, kept = sys.argv[1:]
 state = json.load(open(f"{ledger}/state.json"))
 now = next(c["hash"] for c in json.load(open(ls)) if c["id"] == "01")
 assert state["best"] == "01" and state["best_hash"] == now != kept, (state["best_hash"], now, kept)
+assert not next(c for c in json.load(open(ls)) if c["id"] == "01")["changed"], "BEST still changed"
 last = json.loads(open(f"{ledger}/attempts.jsonl").read().splitlines()[-1])
 assert last["kind"] == "rebase" and last["from_hash"] == kept and last["hash"] == now, last
 assert "rebase from " + kept[:8] + ": heuristic refreshed" in open(f"{ledger}/performance.md").read()
