@@ -3,8 +3,9 @@
 // it with events after an L2 flush (bench/flush.cuh: a read, so L2 is left clean).
 //
 //   standalone --check                      odd shapes, every instance vs the CPU fp32 reference
-//   standalone --sweep configs.csv [--repeat N] [--cpu-rows N] [--csv FILE]
-//                                           every config x every instance: median us, mismatches
+//   standalone --sweep configs.csv [--repeat N] [--cpu-rows N] [--csv FILE] [--kernel NAME]
+//                                           every config x every instance (or the one named):
+//                                           median us, mismatches
 //
 // Which kernel header it builds comes from the include path (-I candidates/01 -I .), so one
 // source gives the numbers of every candidate. -DFORCE_STAGES=n mimics candidate 02, whose
@@ -190,7 +191,13 @@ int check_mode() {
   return failures ? 1 : 0;
 }
 
-int sweep_mode(const std::string &configs, int repeat, int cpu_rows, const std::string &csv_path) {
+int sweep_mode(const std::string &configs, int repeat, int cpu_rows, const std::string &csv_path,
+               const std::string &only) {
+  if (!only.empty() && std::none_of(std::begin(kInstances), std::end(kInstances),
+                                    [&](const Instance &i) { return only == i.name; })) {
+    std::fprintf(stderr, "--kernel %s: no such instance\n", only.c_str());
+    return 2;
+  }
   std::ifstream in(configs);
   if (!in) {
     std::fprintf(stderr, "%s: cannot read\n", configs.c_str());
@@ -216,6 +223,7 @@ int sweep_mode(const std::string &configs, int repeat, int cpu_rows, const std::
     double best = 1e30;
     const char *best_name = "";
     for (const Instance &inst : kInstances) {
+      if (!only.empty() && only != inst.name) continue;
       const long long bad = p.run_and_check(inst);
       if (bad < 0) continue;
       failures += bad != 0;
@@ -247,16 +255,17 @@ int main(int argc, char **argv) {
   }
   if (mode == "--sweep" && argc > 2) {
     int repeat = 10, cpu_rows = 0;
-    std::string csv;
+    std::string csv, only;
     for (int i = 3; i + 1 < argc; i += 2) {
       std::string a = argv[i];
       if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
       else if (a == "--cpu-rows") cpu_rows = std::atoi(argv[i + 1]);
       else if (a == "--csv") csv = argv[i + 1];
+      else if (a == "--kernel") only = argv[i + 1];
     }
-    return sweep_mode(argv[2], repeat, cpu_rows, csv);
+    return sweep_mode(argv[2], repeat, cpu_rows, csv, only);
   }
-  std::fprintf(stderr, "usage: standalone --check | --sweep configs.csv [--repeat N] "
+  std::fprintf(stderr, "usage: standalone --check | --sweep configs.csv [--repeat N] [--kernel NAME] "
                        "[--cpu-rows N] [--csv FILE]\n");
   return 2;
 }
