@@ -162,21 +162,9 @@ std::string pad(const std::string &text, size_t width) {
 
 std::vector<Attempt> read_attempts(const fs::path &file) {
   std::vector<Attempt> attempts;
-  if (!fs::exists(file)) {
-    return attempts;
-  }
-  std::istringstream in(util::read_file(file));
-  std::string text;
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (util::trim(text).empty()) {
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      throw Error(file.string() + ":" + std::to_string(line) +
-                  ": expected one JSON object per line, got '" + util::excerpt(text, 40) + "'");
-    }
-    attempts.push_back(attempt_from_json(j, line));
+  int line = 0;
+  for (const nlohmann::json &j : ledger::read_attempts(file)) {
+    attempts.push_back(attempt_from_json(j, ++line));
   }
   return attempts;
 }

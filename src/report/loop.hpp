@@ -59,8 +59,9 @@ struct Attempt {
   std::string event;                ///< "", "abandoned", "stopped"
 };
 
-/// Reads attempts.jsonl (docs/FORMATS.md) in file order; no file is an empty history. A line that
-/// is not a JSON object is an error naming `file:line`.
+/// Reads attempts.jsonl in file order through ledger::read_attempts, which checks every line's
+/// kind and fields (docs/FORMATS.md) and names `file:line` and the field of a bad one; no file is
+/// an empty history.
 std::vector<Attempt> read_attempts(const std::filesystem::path &file);
 
 /// The candidates as JSON (`kopt ls --json`).
