@@ -65,8 +65,9 @@ TEST_CASE("read_attempts reads baselines, attempts and stops, and names a bad li
   };
   auto bad = tmp.write("bad.jsonl", std::string(kAttempts) + "{cut\n");
   CHECK(message_of(bad).rfind(bad.string() + ":4:", 0) == 0);
-  auto short_line = tmp.write("short.jsonl", std::string(kAttempts) +
-                                                 R"({"kind":"attempt","date":"2026-11-25"})" "\n");
+  auto short_line =
+      tmp.write("short.jsonl", std::string(kAttempts) + R"({"kind":"attempt","date":"2026-11-25"})"
+                                                        "\n");
   CHECK(message_of(short_line) == short_line.string() + ":4: missing field 'candidate'");
   std::string text = report::format_attempts(attempts);
   CHECK(
