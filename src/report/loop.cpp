@@ -3,7 +3,6 @@
 #include "decide/decide.hpp"
 #include "ledger/ledger.hpp"
 #include "profile/measurement.hpp"
-#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/text.hpp"

@@ -36,14 +36,16 @@ def ncu_kernels(path):
 
 
 def cublaslt_us(path):
-    calls = []
+    """(median us of a call with fast accumulation off, whether cuBLASLt split K into a second kernel)."""
+    calls, split = [], False
     for name, ns in ncu_kernels(path):
         if "splitKreduce" in name and calls:
             calls[-1] += ns / 1000
+            split = True
         elif any(t in name for t in ("nvjet", "gemm", "xmma", "cutlass")):
             calls.append(ns / 1000)
     off = calls[: max(1, len(calls) // 2)]
-    return statistics.median(off) if off else None, any("splitKreduce" in n for n, _ in ncu_kernels(path))
+    return (statistics.median(off) if off else None), split
 
 
 def ours_us(path):
