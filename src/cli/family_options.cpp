@@ -41,10 +41,10 @@ LoadedFamily load_family(const FamilyOptions &options) {
 
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
                                            std::ostream &err) {
-  if (loaded.family.backend == spec::Backend::host) {
-    return profile::RunSetup{};
-  }
   util::RealProcessRunner runner;
+  if (loaded.family.backend == spec::Backend::host) {
+    return round::run_setup(loaded.family, gpu::Binding{}, runner);
+  }
   gpu::RealClock clock;
   gpu::Gate gate(runner, clock, gpu::gate_options_for_wait(gpu_wait_min));
   gpu::Binding binding = gpu::bind(loaded.family.backend, gate, gpu::binding_environment());
@@ -57,7 +57,7 @@ std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gp
     return std::nullopt;
   }
   err << "kopt: GPU gate: " << binding.message << "\n";
-  return round::run_setup(loaded.family.backend, binding, runner);
+  return round::run_setup(loaded.family, binding, runner);
 }
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,

@@ -39,7 +39,7 @@ using round::LoadedFamily;
 /// Loads family.json, discovers the candidates and builds the layout.
 LoadedFamily load_family(const FamilyOptions &options);
 
-/// Where a harness run of this family happens: nothing to bind for host families; for GPU
+/// Where a harness run of this family happens: for host families the CPU kopt is on; for GPU
 /// families the GPU ctest allocated, or the most idle one the gate finds (waiting up to
 /// `gpu_wait_min`). Returns nullopt after printing why when there is none; giving up after
 /// the full wait also stops the ledger ("no idle GPU for 60 min").

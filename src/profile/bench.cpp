@@ -42,8 +42,11 @@ void write_log(const fs::path &file, const util::Command &command,
   for (const auto &arg : command.argv) {
     text += " " + arg;
   }
-  text += "\n# " + result.describe(timeout_s) + ", " + std::to_string(result.seconds) +
-          " s\n--- stdout\n" + result.out + "--- stderr\n" + result.err;
+  text += "\n# " + result.describe(timeout_s) + ", " + std::to_string(result.seconds) + " s";
+  if (command.cpu >= 0) {
+    text += ", on CPU " + std::to_string(command.cpu);
+  }
+  text += "\n--- stdout\n" + result.out + "--- stderr\n" + result.err;
   util::write_file_atomic(file, text);
 }
 
@@ -254,6 +257,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   command.argv = harness_argv(harness, args);
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
+  command.cpu = setup.cpu;
   bool profiling = mode != HarnessMode::correctness;
   Source profiler = profiling ? benchmark_profiler(family) : m.measured_by;
   bool under_ncu = profiler == Source::ncu;
@@ -432,6 +436,7 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   command.argv = harness_argv(harness, args);
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
+  command.cpu = setup.cpu;
   util::ProcessResult result = runner.run(command);
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {

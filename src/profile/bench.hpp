@@ -17,12 +17,13 @@ namespace kopt::profile {
 enum class HarnessMode { correctness, benchmark, full_benchmark };
 
 /// Where a harness run happens: the environment that binds it to a GPU and that GPU's name
-/// (both empty for host families).
+/// (both empty for host families), or for a host family the one CPU its runs are pinned to.
 struct RunSetup {
   std::map<std::string, std::string> env;
   std::string device;
   std::string driver; ///< the GPU driver's version, when known
   std::string clocks; ///< the GPU's clocks when the run was set up, when known
+  int cpu = -1;       ///< >= 0: every harness run on this CPU alone (host families)
 };
 
 /// Runs candidate `id`'s harness on the family's configs in `mode` (comparing against the

@@ -131,7 +131,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
            << held.binding.message << "\n"
            << std::flush;
   util::RealProcessRunner runner;
-  profile::RunSetup setup = run_setup(loaded.family.backend, held.binding, runner);
+  profile::RunSetup setup = run_setup(loaded.family, held.binding, runner);
   profile::ensure_golden(loaded.family, loaded.layout, baseline,
                          loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
   // Plain lines: a round's progress is a log beside its JSON answer, never a status line.

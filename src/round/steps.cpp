@@ -1,6 +1,7 @@
 #include "round/steps.hpp"
 
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 #include <filesystem>
 
@@ -63,10 +64,15 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   return decision;
 }
 
-profile::RunSetup run_setup(spec::Backend backend, const gpu::Binding &binding,
+profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
                             util::ProcessRunner &runner) {
   profile::RunSetup setup{binding.env, binding.device, "", ""};
-  if (backend == spec::Backend::cuda) {
+  if (family.backend == spec::Backend::host && family.pin_cpu) {
+    // One process at a time on one CPU: left to the scheduler, a host harness run's time
+    // varied by 18% from process to process on a 2-core VM, pinned by 0.3%.
+    setup.cpu = util::current_cpu();
+  }
+  if (family.backend == spec::Backend::cuda) {
     gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
     setup.driver = state.driver;
     setup.clocks = state.clocks;

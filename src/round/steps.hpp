@@ -20,9 +20,11 @@ decide::Options keep_options(const spec::Family &family);
 decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string &id,
                                   const ledger::Best &best, const decide::Options &options);
 
-/// What a harness run on `binding`'s device needs: its environment and device, and for a cuda
-/// family the driver and clocks nvidia-smi reports (measurements record them).
-profile::RunSetup run_setup(spec::Backend backend, const gpu::Binding &binding,
+/// What a harness run of `family` on `binding`'s device needs: its environment and device, and
+/// for a cuda family the driver and clocks nvidia-smi reports (measurements record them). A
+/// host family's runs are pinned to the CPU kopt runs on now (run kopt under `taskset -c N` to
+/// choose it) unless its bench.pin_cpu is false.
+profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
                             util::ProcessRunner &runner);
 
 } // namespace kopt::round

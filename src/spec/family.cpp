@@ -353,11 +353,17 @@ void load_limits(Family &f, const Fields &top) {
   }
 }
 
-// bench: warmup, repeat and rounds of a benchmark.
+// bench: warmup, repeat and rounds of a benchmark; pin_cpu for host families.
 void load_bench(Family &f, const Fields &top) {
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");
-    bench.reject_unknown({"warmup", "repeat", "rounds"});
+    bench.reject_unknown({"warmup", "repeat", "rounds", "pin_cpu"});
+    if (bench.has("pin_cpu") && f.backend != Backend::host) {
+      throw Error(bench.where("pin_cpu") +
+                  ": only host families pin their runs to a CPU (backend " + to_string(f.backend) +
+                  ")");
+    }
+    f.pin_cpu = bench.boolean_or("pin_cpu", f.pin_cpu);
     int64_t warmup = bench.integer_or("warmup", defaults::warmup);
     int64_t repeat = bench.integer_or("repeat", defaults::repeat);
     int64_t rounds = bench.integer_or("rounds", f.rounds);

@@ -62,6 +62,9 @@ struct Family {
   int warmup = defaults::warmup;
   int repeat = defaults::repeat;
   int rounds = defaults::rounds; ///< side-by-side rounds of BEST and candidate per keep test
+  /// Host families: every harness run on the one CPU kopt is on (false: wherever the
+  /// scheduler puts it, for kernels that start threads of their own).
+  bool pin_cpu = true;
   /// A class's change must lie beyond this to count at once.
   double keep_threshold = defaults::keep_threshold;
   double keep_confidence = defaults::keep_confidence; ///< the confidence of each class's interval

@@ -106,6 +106,17 @@ int64_t Fields::integer_or(const std::string &key, int64_t fallback) const {
   fail_expected(where(key), "an integer", v);
 }
 
+bool Fields::boolean_or(const std::string &key, bool fallback) const {
+  if (!has(key)) {
+    return fallback;
+  }
+  const auto &v = value_.at(key);
+  if (!v.is_boolean()) {
+    fail_expected(where(key), "true or false", v);
+  }
+  return v.get<bool>();
+}
+
 std::string Fields::path(const std::string &key) const {
   return path_.empty() ? key : path_ + "." + key;
 }

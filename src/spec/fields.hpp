@@ -39,6 +39,9 @@ public:
   /// An optional integer field, `fallback` when absent.
   int64_t integer_or(const std::string &key, int64_t fallback) const;
 
+  /// An optional true / false field, `fallback` when absent.
+  bool boolean_or(const std::string &key, bool fallback) const;
+
   /// The JSON path of `key` inside this object (`instances[3].TM`).
   std::string path(const std::string &key) const;
 

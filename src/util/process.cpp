@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <optional>
 #include <poll.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,12 +71,27 @@ double seconds_since(Clock::time_point t) {
 }
 
 // In the child: its own group (so a timeout kills its children too), stdout and stderr on the
-// pipes, then exec; a failure to change folder or exec is written to `exec_fd` for the parent.
+// pipes, its CPU when it has one, then exec; a failure to pin, change folder or exec is written
+// to `exec_fd` for the parent.
 [[noreturn]] void exec_child(const Command &command, int out_fd, int err_fd, int exec_fd,
                              std::vector<char *> &argv, std::vector<char *> &envp) {
   ::setpgid(0, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
+  if (command.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int e = EINVAL;
+    if (command.cpu < CPU_SETSIZE) {
+      CPU_SET(command.cpu, &set);
+      e = ::sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
+    }
+    if (e != 0) {
+      e = -e; // negative: the pinning failed, not the exec
+      (void)!::write(exec_fd, &e, sizeof e);
+      ::_exit(127);
+    }
+  }
   if (!command.cwd.empty() && ::chdir(command.cwd.c_str()) != 0) {
     int e = errno;
     (void)!::write(exec_fd, &e, sizeof e);
@@ -242,7 +258,10 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   int exec_errno = 0;
   if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
     result.started = false;
-    result.err = std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+    result.err = exec_errno < 0
+                     ? std::string(command.argv[0]) + ": cannot run on CPU " +
+                           std::to_string(command.cpu) + ": " + std::strerror(-exec_errno)
+                     : std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
   }
   ::close(exec_pipe[0]);
 
@@ -264,6 +283,8 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   set_exit(result, status);
   return result;
 }
+
+int current_cpu() { return ::sched_getcpu(); }
 
 std::string find_program(const std::string &program) {
   if (program.find('/') != std::string::npos) {

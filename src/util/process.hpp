@@ -13,6 +13,7 @@ struct Command {
   std::map<std::string, std::string> env; ///< added to (or replacing in) the parent's env
   std::filesystem::path cwd;              ///< empty: the parent's
   double timeout_s = 0;                   ///< 0: no limit
+  int cpu = -1;                           ///< >= 0: the child runs on this CPU alone
 };
 
 /// What a finished child did: exit status or signal, whether it ran out of time, its output.
@@ -50,6 +51,9 @@ class RealProcessRunner : public ProcessRunner {
 public:
   ProcessResult run(const Command &command) override;
 };
+
+/// Returns the CPU the calling thread runs on now, or -1 when the system does not say.
+int current_cpu();
 
 /// Returns the full path of `program` found on PATH, or "" when it is not there.
 std::string find_program(const std::string &program);

@@ -2,6 +2,7 @@
 # comment line (the same code under another content hash), decided against BEST 00 three times
 # (`cmake --build --target candidate_90_bench`, then `ctest -L keep`). Under the paired rule
 # no decision may be a keep, a regression or a failure, and the regression counter stays 0.
+# Every harness run of a decision runs on one CPU (a host family's runs are pinned).
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -27,6 +28,12 @@ for i in 1 2 3; do
   expect_verdict "$state/results/90/decision.json" tie split
   [ "$(json_get "$state/results/90/decision.json" method)" = paired ] ||
     fail "decision $i is not side by side"
+  # Every run of both sides on one CPU, named in its log.
+  cpus=$(sed -n 's/^# exited with 0, .* s, on CPU \([0-9]*\)$/\1/p' "$state"/results/90/rounds/*/harness.log | sort -u)
+  runs=$(ls "$state"/results/90/rounds | wc -l)
+  [ "$(echo "$cpus" | wc -w)" = 1 ] && [ "$runs" -ge 4 ] &&
+    [ "$(grep -c ", on CPU $cpus\$" "$state"/results/90/rounds/*/harness.log | grep -c ':1$')" = "$runs" ] ||
+    { head -2 "$state"/results/90/rounds/*/harness.log; fail "decision $i: the runs are not pinned to one CPU"; }
   "$KOPT" record "${kopt_family[@]}" --candidate 90 >"$WORK/record.log" 2>&1 ||
     { cat "$WORK/record.log"; fail "record (decision $i)"; }
 done

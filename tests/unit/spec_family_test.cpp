@@ -64,6 +64,7 @@ TEST_CASE("load_family reads the tiny family") {
   CHECK(f.timeout_s == 300);
   CHECK(f.warmup == 2);
   CHECK(f.repeat == 15);
+  CHECK(f.pin_cpu);
 
   SUBCASE("find_instance") {
     REQUIRE(f.find_instance("tiny_2x2") != nullptr);
@@ -79,7 +80,7 @@ TEST_CASE("optional fields and string parameters") {
     j["impl"] = "ck";
     j["kernel_regex"] = "tiny_.*";
     j["timeout_s"] = 60;
-    j["bench"] = {{"warmup", 0}, {"repeat", 3}};
+    j["bench"] = {{"warmup", 0}, {"repeat", 3}, {"pin_cpu", false}};
     j["compile"] = "all";
     j["instances"].push_back({{"A", "int8"}, {"B", 1.5}, {"name", "tiny_mixed"}});
   });
@@ -89,6 +90,7 @@ TEST_CASE("optional fields and string parameters") {
   CHECK(f.timeout_s == 60);
   CHECK(f.warmup == 0);
   CHECK(f.repeat == 3);
+  CHECK_FALSE(f.pin_cpu);
   CHECK(f.compile == kopt::spec::Compile::all);
   CHECK(f.instances.back().params.at("A") == "int8");
   CHECK(f.instances.back().params.at("B") == "1.5");
@@ -281,6 +283,20 @@ TEST_CASE("errors name the file and the field") {
     CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
                          (at + "bench.repeat: expected an integer >= 1, got 0").c_str(),
                          kopt::Error);
+  }
+  SUBCASE("bench.pin_cpu is true or false, and only for host families") {
+    edit(file, [](nlohmann::json &j) { j["bench"] = {{"pin_cpu", "yes"}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "bench.pin_cpu: expected true or false, got 'yes'").c_str(),
+                         kopt::Error);
+    edit(file, [](nlohmann::json &j) {
+      j["backend"] = "cuda";
+      j["bench"] = {{"pin_cpu", true}};
+    });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "bench.pin_cpu: only host families pin their runs to a CPU (backend cuda)").c_str(),
+        kopt::Error);
   }
   SUBCASE("an integral number too large for an integer is an error, not a cast") {
     edit(file, [](nlohmann::json &j) { j["bench"] = {{"warmup", 1e300}}; });
