@@ -28,12 +28,12 @@ for i in 1 2 3; do
   expect_verdict "$state/results/90/decision.json" tie split
   [ "$(json_get "$state/results/90/decision.json" method)" = paired ] ||
     fail "decision $i is not side by side"
-  # Every run of both sides on one CPU, named in its log.
-  cpus=$(sed -n 's/^# exited with 0, .* s, on CPU \([0-9]*\)$/\1/p' "$state"/results/90/rounds/*/harness.log | sort -u)
-  runs=$(ls "$state"/results/90/rounds | wc -l)
-  [ "$(echo "$cpus" | wc -w)" = 1 ] && [ "$runs" -ge 4 ] &&
-    [ "$(grep -c ", on CPU $cpus\$" "$state"/results/90/rounds/*/harness.log | grep -c ':1$')" = "$runs" ] ||
-    { head -2 "$state"/results/90/rounds/*/harness.log; fail "decision $i: the runs are not pinned to one CPU"; }
+  # Every run of both sides on one CPU, named in its log: one CPU per log, the same in all.
+  logs=("$state"/results/90/rounds/*/harness.log)
+  cpus=$(sed -n 's/^# exited with 0, .* s, on CPU \([0-9]*\)$/\1/p' "${logs[@]}")
+  [ "${#logs[@]}" -ge 4 ] && [ "$(echo "$cpus" | wc -l)" = "${#logs[@]}" ] &&
+    [ "$(echo "$cpus" | sort -u | wc -l)" = 1 ] ||
+    { head -2 "${logs[@]}"; fail "decision $i: the runs are not pinned to one CPU"; }
   "$KOPT" record "${kopt_family[@]}" --candidate 90 >"$WORK/record.log" 2>&1 ||
     { cat "$WORK/record.log"; fail "record (decision $i)"; }
 done

@@ -11,11 +11,17 @@ using kopt::util::RealProcessRunner;
 
 namespace {
 
-// The highest CPU this process may run on: a child pinned there must see it as its only one.
-int last_allowed_cpu() {
+// The CPUs this process may run on.
+cpu_set_t allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   REQUIRE(::sched_getaffinity(0, sizeof set, &set) == 0);
+  return set;
+}
+
+// The highest CPU this process may run on: a child pinned there must see it as its only one.
+int last_allowed_cpu() {
+  cpu_set_t set = allowed_cpus();
   int last = -1;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (CPU_ISSET(cpu, &set)) {
@@ -65,9 +71,7 @@ TEST_CASE("a CPU the child may not run on: not started, and the message names th
 TEST_CASE("current_cpu is one of the CPUs this process may run on") {
   int cpu = kopt::util::current_cpu();
   REQUIRE(cpu >= 0);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  REQUIRE(::sched_getaffinity(0, sizeof set, &set) == 0);
+  cpu_set_t set = allowed_cpus();
   CHECK(CPU_ISSET(cpu, &set));
 }
 
