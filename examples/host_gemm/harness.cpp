@@ -4,7 +4,9 @@
 
 #include <kopt/harness/harness.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,39 @@ public:
   void run() override { kernel_.fn(args_); }
   std::vector<float> output() override { return c_; }
 
+  // The reference is this family's own GEMM on the inputs of the run just made; the output is
+  // copied before it is computed (Problem::check_output). It sums each element in k order, as
+  // the baseline does, four rows of C at a time so that every load of B feeds four
+  // multiply-adds: every timed run is checked, so its cost is paid often.
+  std::optional<kh::Comparison> check_output() override {
+    std::vector<float> got = c_;
+    reference_.assign(c_.size(), 0.0f);
+    const std::int64_t M = args_.M, N = args_.N, K = args_.K;
+    scratch_.assign(static_cast<std::size_t>(3 * N), 0.0f); // rows past M: written, unread
+    for (std::int64_t i0 = 0; i0 < M; i0 += 4) {
+      const std::int64_t rows = std::min<std::int64_t>(4, M - i0);
+      float *c[4];
+      const float *a[4];
+      for (std::int64_t r = 0; r < 4; ++r) {
+        c[r] = r < rows ? &reference_[(i0 + r) * N] : &scratch_[(r - 1) * N];
+        a[r] = &a_[(i0 + std::min(r, rows - 1)) * K];
+      }
+      float *__restrict c0 = c[0], *__restrict c1 = c[1], *__restrict c2 = c[2],
+                        *__restrict c3 = c[3];
+      for (std::int64_t k = 0; k < K; ++k) {
+        const float *__restrict b = &b_[k * N];
+        const float x0 = a[0][k], x1 = a[1][k], x2 = a[2][k], x3 = a[3][k];
+        for (std::int64_t j = 0; j < N; ++j) {
+          c0[j] += x0 * b[j];
+          c1[j] += x1 * b[j];
+          c2[j] += x2 * b[j];
+          c3[j] += x3 * b[j];
+        }
+      }
+    }
+    return kh::compare(got, reference_, tolerance());
+  }
+
   // A float sum's rounding grows with its length; every |a*b| < 1, so K * 1e-6 (a few ulps of
   // 1 per term) admits any summation order while one lost product (~0.25) is still caught.
   kh::Tolerance tolerance() const override { return {1e-6 * static_cast<double>(args_.K), 1e-4}; }
@@ -45,7 +80,7 @@ public:
 private:
   const kopt_generated::KernelEntry &kernel_;
   GemmArgs args_{};
-  std::vector<float> a_, b_, c_;
+  std::vector<float> a_, b_, c_, reference_, scratch_;
 };
 
 } // namespace

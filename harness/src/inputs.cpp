@@ -1,6 +1,13 @@
 #include "kopt/harness/inputs.hpp"
 
+#include "kopt/harness/error.hpp"
+
+#include <cerrno>
+#include <cstring>
 #include <limits>
+#include <string>
+
+#include <sys/random.h>
 
 namespace kopt::harness {
 
@@ -31,6 +38,19 @@ std::uint64_t config_seed(std::uint64_t seed, std::string_view config_key) {
   }
   Rng mix(seed ^ hash);
   return mix.next_u64();
+}
+
+std::uint64_t fresh_seed() {
+  std::uint64_t seed = 0;
+  // getrandom blocks only until the system's pool is first initialised, long before any run.
+  ssize_t got = 0;
+  do {
+    got = getrandom(&seed, sizeof seed, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got != static_cast<ssize_t>(sizeof seed)) {
+    throw Error(std::string("cannot draw fresh inputs: getrandom: ") + std::strerror(errno));
+  }
+  return seed;
 }
 
 void poison(float *data, std::size_t n) {

@@ -5,8 +5,11 @@
 #include "kopt/harness/golden.hpp"
 #include "kopt/harness/identity.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -46,6 +49,113 @@ const char *mode_name(Mode mode) {
   return "?";
 }
 
+// Returns the threads this process has now (Linux's /proc/self/status), or -1 when unknown.
+int live_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) {
+      return std::atoi(line.c_str() + 8);
+    }
+  }
+  return -1;
+}
+
+std::string describe(const Comparison &c) {
+  std::string text = std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
+                     " outputs wrong (" + std::to_string(c.nans) + " NaN";
+  return text + ", max abs " + format("%.3g", c.max_abs) + ")";
+}
+
+// Checks the run that just returned with the family's reference; the first failure is kept.
+void check_run(Problem &problem, const std::string &run, Result &result) {
+  std::optional<Comparison> checked = problem.check_output();
+  if (!checked) {
+    return;
+  }
+  ++result.checked;
+  if (checked->mismatches > 0 && result.check.empty()) {
+    result.check = run + ": " + describe(*checked);
+    result.check_error = checked->error();
+  }
+}
+
+// The run on the config's seeded inputs, whose output the golden holds: made (and checked)
+// in correctness mode, and wherever a golden is compared or written. Returns its output when a
+// golden needs it. Reading a large output back is hundreds of MB per config, so benchmark runs
+// without a golden skip it.
+// Outside the benchmark modes it is the config's one timed run.
+std::vector<float> golden_run(Problem &problem, Timer &timer, const Config &config,
+                              const Options &options, bool compare_golden, Result &result) {
+  const bool read_output = compare_golden || options.mode == Mode::write_golden;
+  const bool benchmark = options.mode == Mode::benchmark || options.mode == Mode::full_benchmark;
+  if (!read_output && benchmark) {
+    return {};
+  }
+  Rng rng(config_seed(options.seed, config.key()));
+  problem.fill_inputs(rng);
+  problem.poison_output();
+  if (benchmark) {
+    // Untimed: a profiler attributes the timed runs' launches only, in order.
+    problem.run();
+    problem.sync();
+  } else {
+    result.us = timer.time_run(problem);
+    result.samples.push_back(result.us);
+  }
+  check_run(problem, "the run on the golden's inputs", result);
+  return read_output ? problem.output() : std::vector<float>{};
+}
+
+// Warm-ups, then timed runs, each on fresh inputs and a poisoned output; every timed run is
+// checked. Nothing the kernel can see tells a checked run from another: every run gets the
+// same fills, poison and synchronisation, and the check comes after the kernel returned.
+void timed_runs(Problem &problem, Timer &timer, const Options &options, Result &result) {
+  for (int i = 0; i < options.warmup; ++i) {
+    Rng rng(fresh_seed());
+    problem.fill_inputs(rng);
+    problem.poison_output();
+    problem.run();
+    problem.sync();
+  }
+  for (int i = 0; i < options.repeat; ++i) {
+    Rng rng(fresh_seed());
+    problem.fill_inputs(rng);
+    problem.poison_output();
+    const int threads = timer.runs_on_host() ? live_threads() : -1;
+    result.samples.push_back(timer.time_run(problem));
+    const int after = timer.runs_on_host() ? live_threads() : -1;
+    const std::string run = "timed run " + std::to_string(i + 1);
+    if (after > threads && result.check.empty()) {
+      // Work left on a thread after the timed call returned is work the timer did not see.
+      result.check = run + ": the kernel left " + std::to_string(after - threads) +
+                     " thread(s) running after it returned";
+      result.check_error = 1;
+    }
+    check_run(problem, run, result);
+  }
+  result.us = median(result.samples);
+}
+
+void log_result(std::ostream &log, const Config &config, const Result &result, std::size_t n,
+                std::size_t total) {
+  log << "harness: [" << n << "/" << total << "] " << config.key() << " kernel=" << result.kernel;
+  if (!result.samples.empty()) {
+    log << " us=" << format("%.3f", result.us);
+  }
+  if (result.comparison) {
+    const Comparison &c = *result.comparison;
+    log << " err=" << format("%.6g", c.error()) << " (" << c.mismatches << "/" << c.elements
+        << " outside, " << c.nans << " NaN, max abs " << format("%.3g", c.max_abs) << ", max rel "
+        << format("%.3g", c.max_rel) << ")";
+  }
+  log << " checked=" << result.checked;
+  if (!result.check.empty()) {
+    log << " FAILED " << result.check;
+  }
+  log << "\n";
+}
+
 } // namespace
 
 std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
@@ -75,10 +185,6 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     // A protocol line like kopt-candidate's: kopt reads it from stdout.
     std::cout << "kopt-device: " << device.arch << " " << device.compute_units << std::endl;
   }
-  // The output is read back only for the golden, to compare or to write: for a large GEMM the
-  // copy to the host is hundreds of MB per config, and a tuning run without a golden has no use
-  // for it. Poisoning serves only a read output, so it goes with it.
-  const bool read_output = golden.has_value() || options.mode == Mode::write_golden;
   Golden written;
   std::vector<Result> results;
   for (const auto &config : configs) {
@@ -88,41 +194,21 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     if (!problem) {
       throw Error(config.where() + ": the family made no problem for kernel " + result.kernel);
     }
-    Rng rng(config_seed(options.seed, config.key()));
-    problem->fill_inputs(rng);
-    for (int i = 0; i < options.warmup; ++i) {
-      if (read_output) {
-        problem->poison_output();
-      }
-      problem->run();
-      problem->sync();
-    }
-    // Poisoned before every timed run too, so the checked output is the last run's own work.
-    for (int i = 0; i < options.repeat; ++i) {
-      if (read_output) {
-        problem->poison_output();
-      }
-      result.samples.push_back(timer->time_run(*problem));
-    }
-    result.us = median(result.samples);
-    std::vector<float> output;
-    if (read_output) {
-      output = problem->output();
-    }
+    std::vector<float> output =
+        golden_run(*problem, *timer, config, options, golden.has_value(), result);
     if (golden) {
       result.comparison =
           compare(output, golden_output(*golden, config, output.size()), problem->tolerance());
     }
-    log << "harness: [" << results.size() + 1 << "/" << configs.size() << "] " << config.key()
-        << " kernel=" << result.kernel << " us=" << format("%.3f", result.us);
-    if (result.comparison) {
-      const Comparison &c = *result.comparison;
-      log << " err=" << format("%.6g", c.error()) << " (" << c.mismatches << "/" << c.elements
-          << " outside, " << c.nans << " NaN, max abs " << format("%.3g", c.max_abs) << ", max rel "
-          << format("%.3g", c.max_rel) << ")";
+    if (options.mode == Mode::benchmark || options.mode == Mode::full_benchmark) {
+      timed_runs(*problem, *timer, options, result);
     }
-    log << "\n";
+    log_result(log, config, result, results.size() + 1, configs.size());
     if (options.mode == Mode::write_golden) {
+      if (!result.check.empty()) {
+        throw Error(config.where() + ": the baseline's output disagrees with the family's " +
+                    "reference (check_output): " + result.check);
+      }
       written.add(config.key(), std::move(output));
     }
     results.push_back(std::move(result));
@@ -135,8 +221,19 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   return results;
 }
 
+std::optional<double> Result::error() const {
+  if (!check.empty()) {
+    return std::max(check_error, comparison ? comparison->error() : 0.0);
+  }
+  if (comparison) {
+    return comparison->error();
+  }
+  return std::nullopt;
+}
+
 ResultColumns result_columns(const std::string &impl) {
-  return {"kernel", "us_" + impl, "err_" + impl, "samples_" + impl};
+  return {"kernel",          "us_" + impl,      "err_" + impl,
+          "samples_" + impl, "checked_" + impl, "check_" + impl};
 }
 
 std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
@@ -149,20 +246,21 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
     text += csv_field(column) + ",";
   }
   ResultColumns names = result_columns(impl);
-  text += names.kernel + "," + names.us + "," + names.err + "," + names.samples + "\n";
+  text += names.kernel + "," + names.us + "," + names.err + "," + names.samples + "," +
+          names.checked + "," + names.check + "\n";
   for (std::size_t i = 0; i < results.size() && i < configs.size(); ++i) {
     for (const auto &value : configs[i].values()) {
       text += csv_field(value) + ",";
     }
     text += csv_field(results[i].kernel) + "," + format("%.3f", results[i].us) + ",";
-    if (results[i].comparison) {
-      text += format("%.9g", results[i].comparison->error());
+    if (std::optional<double> error = results[i].error()) {
+      text += format("%.9g", *error);
     }
     text += ",";
     for (std::size_t k = 0; k < results[i].samples.size(); ++k) {
       text += (k ? ";" : "") + format("%.3f", results[i].samples[k]);
     }
-    text += "\n";
+    text += "," + std::to_string(results[i].checked) + "," + csv_field(results[i].check) + "\n";
   }
   return text;
 }

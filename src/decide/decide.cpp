@@ -329,8 +329,11 @@ std::optional<Decision> refuse_incorrect(const Decision &decision, const Pairing
     if (!is_correct(*c)) {
       std::string label = config_label(best.config_columns, c->values);
       d.incorrect.push_back({label, c->err, c->err_known});
-      wrong.push_back(label + " (err " +
-                      (c->err_known ? util::format_number(c->err) : "not compared") + ")");
+      wrong.push_back(label + " (" +
+                      (!c->check.empty() ? c->check
+                       : c->err_known    ? "err " + util::format_number(c->err)
+                                         : std::string("err not compared")) +
+                      ")");
     }
   }
   if (!wrong.empty()) {
@@ -339,6 +342,26 @@ std::optional<Decision> refuse_incorrect(const Decision &decision, const Pairing
     return d;
   }
   return std::nullopt;
+}
+
+// A candidate whose timed runs went unchecked (the family's harness gives no reference) could
+// have done any work, or none: no verdict but failed.
+std::optional<Decision> refuse_unchecked(const Decision &decision, const Pairing &p,
+                                         const Measurement &best) {
+  std::vector<std::string> unchecked;
+  for (const auto &[b, c] : p.pairs) {
+    if (c->checked == 0) {
+      unchecked.push_back(config_label(best.config_columns, c->values));
+    }
+  }
+  if (unchecked.empty()) {
+    return std::nullopt;
+  }
+  return failed(decision, "the timed runs of " + std::to_string(unchecked.size()) + " of " +
+                              std::to_string(p.pairs.size()) + " configs were not checked (" +
+                              list_some(unchecked) +
+                              "): the family's harness gives no reference "
+                              "(Problem::check_output), and an unchecked run proves no work");
 }
 
 // Returns why the paired results cannot be compared (extra configs, a config whose class or time
@@ -581,7 +604,9 @@ std::vector<std::string> correctness_problems(const Measurement &m, const std::s
       continue;
     }
     std::string config = config_label(m.config_columns, c.values);
-    if (!c.err_known) {
+    if (!c.check.empty()) {
+      wrong.push_back(config + ": " + c.check + " (kernel " + c.kernel + ")");
+    } else if (!c.err_known) {
       wrong.push_back(config + ": no error reported (was the golden compared?)");
     } else {
       wrong.push_back(config + ": err " + util::format_number(c.err, 4) + " (kernel " + c.kernel +
@@ -611,6 +636,9 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
   }
   Pairing pairing = pair_configs(best, candidate);
   if (std::optional<Decision> refused = refuse_incorrect(d, pairing, best)) {
+    return *refused;
+  }
+  if (std::optional<Decision> refused = refuse_unchecked(d, pairing, best)) {
     return *refused;
   }
   if (std::string why = not_comparable(pairing, best, candidate); !why.empty()) {

@@ -217,6 +217,8 @@ void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Famil
     }
     c.err_known = row.err.has_value();
     c.err = row.err.value_or(0);
+    c.checked = row.checked;
+    c.check = std::move(row.check);
     m.configs.push_back(std::move(c));
   }
 }
@@ -338,10 +340,17 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
     c.rounds.clear();
     c.err_known = false;
     c.err = 0;
+    c.checked = 0;
+    c.check.clear();
     std::vector<double> medians;
     std::vector<double> harness;
-    for (const Measurement &run : runs) {
-      const ConfigResult &r = run.configs[i];
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const ConfigResult &r = runs[k].configs[i];
+      // Unrecorded in any round leaves the whole unrecorded; a failed check names its round.
+      c.checked = c.checked < 0 || r.checked < 0 ? -1 : c.checked + r.checked;
+      if (c.check.empty() && !r.check.empty()) {
+        c.check = "round " + std::to_string(k + 1) + ": " + r.check;
+      }
       c.rounds.push_back(r.rounds.empty() ? std::vector<double>{r.us} : r.rounds.front());
       medians.push_back(util::median(c.rounds.back()));
       harness.push_back(r.harness_us);

@@ -29,6 +29,8 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
   int us = table.column(names.us);
   int err = table.column(names.err);
   int samples = table.find_column(names.samples);
+  int checked = table.find_column(names.checked);
+  int check = table.find_column(names.check);
 
   std::vector<HarnessRow> rows;
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -46,6 +48,13 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
     }
     if (!util::trim(fields[err]).empty()) {
       row.err = util::parse_double(fields[err], table.where(r) + ": " + names.err);
+    }
+    if (checked >= 0) {
+      row.checked =
+          static_cast<int>(util::parse_int(fields[checked], table.where(r) + ": " + names.checked));
+    }
+    if (check >= 0) {
+      row.check = fields[check];
     }
     rows.push_back(std::move(row));
   }

@@ -25,6 +25,8 @@ struct HarnessRow {
   double us = 0;
   std::vector<double> samples; ///< empty when the harness wrote no samples column (older ones)
   std::optional<double> err;
+  int checked = -1;  ///< runs checked against the family's reference; -1: no such column
+  std::string check; ///< the first failed check, empty when every check passed
 };
 
 /// Reads a harness results CSV (docs/FORMATS.md): `config_columns` first, then kernel,

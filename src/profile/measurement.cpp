@@ -74,6 +74,12 @@ nlohmann::json to_json(const Measurement &m) {
     nlohmann::json row{{"values", c.values}, {"class", c.config_class},    {"kernel", c.kernel},
                        {"us", c.us},         {"harness_us", c.harness_us}, {"samples", c.rounds}};
     row["err"] = c.err_known ? nlohmann::json(c.err) : nlohmann::json(nullptr);
+    if (c.checked >= 0) {
+      row["checked"] = c.checked;
+    }
+    if (!c.check.empty()) {
+      row["check"] = c.check;
+    }
     configs.push_back(std::move(row));
   }
   return {{"family", m.family},
@@ -135,6 +141,8 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     }
     c.err_known = !row["err"].is_null();
     c.err = c.err_known ? util::json_field<double>(row, "err", where) : 0;
+    c.checked = util::json_field_or<int>(row, "checked", -1, where);
+    c.check = util::json_field_or<std::string>(row, "check", "", where);
     m.configs.push_back(std::move(c));
   }
   return m;

@@ -6,8 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <sstream>
+#include <thread>
 
 using namespace kopt::harness;
 
@@ -27,12 +31,64 @@ public:
     }
   }
   std::vector<float> output() override { return output_; }
+  // The family's reference: the input doubled, whatever factor the "candidate" uses.
+  std::optional<Comparison> check_output() override {
+    std::vector<float> got = output_;
+    std::vector<float> reference(input_.size());
+    for (std::size_t i = 0; i < input_.size(); ++i) {
+      reference[i] = input_[i] * 2;
+    }
+    return compare(got, reference, Tolerance{});
+  }
 
 private:
   std::vector<float> input_, output_;
   float factor_;
   bool broken_;
 };
+
+// A candidate kernel that cheats: `kernel` gets the inputs, the output and the call's number
+// (from 1) and does what it likes; the reference is the input doubled.
+using CheatKernel = std::function<void(const std::vector<float> &, std::vector<float> &, int)>;
+
+class CheatProblem : public Problem {
+public:
+  CheatProblem(std::size_t n, CheatKernel kernel) : input_(n), output_(n), kernel_(kernel) {}
+  void fill_inputs(Rng &rng) override { rng.fill(input_); }
+  void poison_output() override { poison(output_); }
+  void run() override { kernel_(input_, output_, ++calls_); }
+  std::vector<float> output() override { return output_; }
+  std::optional<Comparison> check_output() override {
+    std::vector<float> got = output_;
+    std::vector<float> reference(input_.size());
+    for (std::size_t i = 0; i < input_.size(); ++i) {
+      reference[i] = input_[i] * 2;
+    }
+    return compare(got, reference, Tolerance{});
+  }
+
+private:
+  std::vector<float> input_, output_;
+  CheatKernel kernel_;
+  int calls_ = 0;
+};
+
+FamilySpec cheat_family(CheatKernel kernel) {
+  FamilySpec spec;
+  spec.impl = "test";
+  spec.kernels = {"k"};
+  spec.dispatch = [](const Config &) { return "k"; };
+  spec.make_problem = [kernel](const Config &c, const std::string &) {
+    return std::make_unique<CheatProblem>(static_cast<std::size_t>(c.get_int("N")), kernel);
+  };
+  return spec;
+}
+
+void doubled(const std::vector<float> &in, std::vector<float> &out) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    out[i] = in[i] * 2;
+  }
+}
 
 // Counts what the harness asks of a problem, to check what a run without a golden skips.
 struct Calls {
@@ -199,7 +255,8 @@ TEST_CASE("write a golden, then compare a correct and a broken candidate") {
   CHECK(bad[0].comparison->nans == 1);
   CHECK(bad[1].kernel == "small");
   std::string csv = results_csv(configs, bad, "test");
-  CHECK(csv.substr(0, csv.find('\n')) == "N,kernel,us_test,err_test,samples_test");
+  CHECK(csv.substr(0, csv.find('\n')) ==
+        "N,kernel,us_test,err_test,samples_test,checked_test,check_test");
   CHECK(csv.find("\n200,small,") != std::string::npos);
   // A correctness run times each config once: one sample, the median itself.
   REQUIRE(bad[1].samples.size() == 1);
@@ -217,7 +274,7 @@ TEST_CASE("write a golden, then compare a correct and a broken candidate") {
           .c_str());
 }
 
-TEST_CASE("without a golden the output is neither poisoned nor copied back") {
+TEST_CASE("without a golden the output is poisoned before every run but not copied back") {
   kopt::test::TempDir dir;
   auto configs = parse_configs("N\n1\n2\n", "c.csv");
   std::ostringstream log;
@@ -235,8 +292,11 @@ TEST_CASE("without a golden the output is neither poisoned nor copied back") {
   std::string csv = results_csv(configs, results, "t");
   CHECK(std::count(csv.begin(), csv.end(), ';') == 2 * 2);
   CHECK(calls.output == 0);
-  CHECK(calls.poison == 0);
+  CHECK(calls.poison == calls.run);
   CHECK_FALSE(results[0].comparison.has_value());
+  // The counting family has no reference: its runs are unchecked, and the results say so.
+  CHECK(results[0].checked == 0);
+  CHECK(csv.find(",0,\n") != std::string::npos);
 
   // Writing the golden and comparing with it read every config's output once, after poisoning
   // before every run.
@@ -248,10 +308,88 @@ TEST_CASE("without a golden the output is neither poisoned nor copied back") {
   calls = Calls{};
   bench.insert(bench.end(), {"--golden", golden});
   results = run_configs(configs, parse(bench, spec), spec, log);
+  // One more run per config: the one on the golden's seeded inputs, before the warm-ups.
   CHECK(calls.output == 2);
-  CHECK(calls.poison == 2 * 5);
+  CHECK(calls.run == 2 * 6);
+  CHECK(calls.poison == calls.run);
   REQUIRE(results[1].comparison);
   CHECK(results[1].comparison->error() == 0.0);
+}
+
+TEST_CASE("every timed run is checked, on fresh inputs") {
+  auto configs = parse_configs("N\n64\n", "c.csv");
+  std::ostringstream log;
+  std::vector<std::string> bench = {"--configs", "c.csv", "--benchmark", "--warmup", "1",
+                                    "--repeat",  "5"};
+  std::vector<std::vector<float>> seen;
+  FamilySpec honest = cheat_family([&](const std::vector<float> &in, std::vector<float> &out, int) {
+    seen.push_back(in);
+    doubled(in, out);
+  });
+  auto results = run_configs(configs, parse(bench, honest), honest, log);
+  CHECK(results[0].checked == 5);
+  CHECK(results[0].check.empty());
+  CHECK_FALSE(results[0].error().has_value());
+  // No two runs, warm-up included, see the same inputs.
+  REQUIRE(seen.size() == 6);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    for (std::size_t j = i + 1; j < seen.size(); ++j) {
+      CHECK(seen[i] != seen[j]);
+    }
+  }
+}
+
+TEST_CASE("cheats are caught by the checked runs") {
+  auto configs = parse_configs("N\n64\n", "c.csv");
+  std::ostringstream log;
+  std::vector<std::string> bench = {"--configs", "c.csv", "--benchmark", "--warmup", "1",
+                                    "--repeat",  "5"};
+  auto caught = [&](CheatKernel kernel) {
+    FamilySpec spec = cheat_family(std::move(kernel));
+    Result result = run_configs(configs, parse(bench, spec), spec, log)[0];
+    REQUIRE(result.error().has_value());
+    CHECK(*result.error() > 0);
+    return result.check;
+  };
+  SUBCASE("memoized by address: works on the first call, copies its answer afterwards") {
+    std::map<const float *, std::vector<float>> memo;
+    std::string check = caught([&](const std::vector<float> &in, std::vector<float> &out, int) {
+      auto it = memo.find(in.data());
+      if (it != memo.end()) {
+        out = it->second;
+        return;
+      }
+      doubled(in, out);
+      memo[in.data()] = out;
+    });
+    CHECK(check.rfind("timed run 1: 64 of 64 outputs wrong (0 NaN, max abs ", 0) == 0);
+  }
+  SUBCASE("works only when the output was poisoned: every run is poisoned") {
+    // Not caught, and that is right: poisoning every run leaves it nothing to tell apart.
+    FamilySpec spec = cheat_family([](const std::vector<float> &in, std::vector<float> &out, int) {
+      if (std::isnan(out[0])) {
+        doubled(in, out);
+      }
+    });
+    CHECK(run_configs(configs, parse(bench, spec), spec, log)[0].check.empty());
+  }
+  SUBCASE("writes the output on some calls only") {
+    std::string check = caught([](const std::vector<float> &in, std::vector<float> &out, int n) {
+      if (n % 2 == 1) {
+        doubled(in, out);
+      }
+    });
+    CHECK(check == "timed run 1: 64 of 64 outputs wrong (64 NaN, max abs 0)");
+  }
+  SUBCASE("leaves the work to a thread that outlives the call") {
+    // The thread only sleeps here (one that wrote the output later would outlive the buffers):
+    // what is caught is that it still runs when the call has returned.
+    std::string check = caught([](const std::vector<float> &, std::vector<float> &, int) {
+      std::thread([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }).detach();
+    });
+    CHECK(check == "timed run 1: the kernel left 1 thread(s) running after it returned");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the detached threads end
+  }
 }
 
 TEST_SUITE_END();

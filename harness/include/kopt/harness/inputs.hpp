@@ -48,6 +48,11 @@ private:
 /// entry is found by key too).
 std::uint64_t config_seed(std::uint64_t seed, std::string_view config_key);
 
+/// Returns a seed no one can know before it is drawn (the system's entropy source): the inputs of
+/// every warm-up and timed run, so a candidate can neither remember outputs across runs nor
+/// compute them before the run.
+std::uint64_t fresh_seed();
+
 /// Overwrites `n` floats with a quiet NaN, so an element the kernel never writes fails the check.
 void poison(float *data, std::size_t n);
 

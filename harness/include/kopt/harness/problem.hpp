@@ -3,17 +3,22 @@
 #include "kopt/harness/compare.hpp"
 #include "kopt/harness/inputs.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace kopt::harness {
 
-/// One config's buffers and chosen kernel, written by the family. The harness drives it:
-/// fill_inputs once, then for every run poison_output, run and sync, then output.
+/// One config's buffers and chosen kernel, written by the family. The harness drives it: for
+/// every run fill_inputs (fresh inputs each time), poison_output, run and sync; after every timed
+/// run check_output; output only where a golden is compared or written. The run() and the
+/// kernel it calls are the candidate's; everything else here is the family's own code, which
+/// kopt treats as trusted (docs/KEEP.md).
 class Problem {
 public:
   virtual ~Problem() = default;
 
   /// Fills every input from `rng`, always in the same order, so one seed gives one set of inputs.
+  /// Called before every run with another seed, so no cache of the candidate's can hit.
   virtual void fill_inputs(Rng &rng) = 0;
 
   /// Overwrites every output element with NaN (see poison()).
@@ -30,6 +35,13 @@ public:
 
   /// Returns the tolerance the output is checked with; the default is fp32's.
   virtual Tolerance tolerance() const { return Tolerance{}; }
+
+  /// Checks the run that just returned: copies its output first (so that work the candidate
+  /// left running cannot finish it in time), then computes the reference of the current inputs
+  /// with the family's own code (never the candidate's) and compares every element under
+  /// tolerance(), on the device where the output lives. Returns nullopt when the family has no
+  /// reference: its timed runs are then unchecked, and kopt keeps no candidate of it.
+  virtual std::optional<Comparison> check_output() { return std::nullopt; }
 };
 
 } // namespace kopt::harness

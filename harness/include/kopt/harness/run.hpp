@@ -62,12 +62,20 @@ std::vector<std::string> to_args(const Options &options);
 /// Returns the usage text.
 std::string usage();
 
-/// One config's outcome: the kernel it ran, its median time and, with a golden, its comparison.
+/// One config's outcome: the kernel it ran, its median time, with a golden its comparison, and
+/// what the checks of its timed runs found.
 struct Result {
   std::string kernel;
   double us = 0;               ///< the median of `samples`
   std::vector<double> samples; ///< every timed run's time, microseconds, in run order
   std::optional<Comparison> comparison;
+  int checked = 0;        ///< runs whose output was checked against the family's reference
+  std::string check;      ///< the first failed check ("timed run 3: 512 of 4096 outputs wrong")
+  double check_error = 0; ///< that run's mismatch ratio (1 for a run that left a thread)
+
+  /// Returns the err_<impl> value: the worst of the golden comparison and the failed check;
+  /// nullopt when neither compared anything.
+  std::optional<double> error() const;
 };
 
 /// Runs every config as `options` says, writing one human line per config to `log`, and writes
@@ -82,14 +90,16 @@ struct ResultColumns {
   std::string us;      ///< "us_<impl>": the median time, microseconds
   std::string err;     ///< "err_<impl>": the error against the golden, empty when not compared
   std::string samples; ///< "samples_<impl>": every timed run's us, ';'-separated
+  std::string checked; ///< "checked_<impl>": runs checked against the family's reference
+  std::string check;   ///< "check_<impl>": the first failed check, empty when all passed
 };
 
 /// Returns the result columns of a family whose impl is `impl`.
 ResultColumns result_columns(const std::string &impl);
 
 /// Returns the results CSV: the config columns, kernel, us_<impl>, err_<impl> (empty when
-/// the result has no comparison) and samples_<impl> (every timed run's us, ';'-separated), one
-/// row per config.
+/// nothing was compared), samples_<impl> (every timed run's us, ';'-separated), checked_<impl>
+/// and check_<impl>, one row per config.
 std::string results_csv(const std::vector<Config> &configs, const std::vector<Result> &results,
                         const std::string &impl);
 

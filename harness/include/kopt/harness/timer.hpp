@@ -29,6 +29,11 @@ public:
   /// Returns the device the times are of; the harness prints it (`kopt-device: <arch> <units>`)
   /// so that kopt tune can name it in tuned tables.
   virtual DeviceIdentity device() const { return {}; }
+
+  /// True when the timed work runs on this process's own threads (the host timer): a thread the
+  /// kernel leaves running when the call returns is then work the timer did not see. A GPU
+  /// runtime or profiler may start threads of its own during a run, so GPU timers say false.
+  virtual bool runs_on_host() const { return false; }
 };
 
 /// The host timer: std::chrono::steady_clock around run() and sync().
@@ -38,6 +43,7 @@ public:
   const char *name() const override { return "chrono"; }
   /// "host" and the hardware threads the machine has.
   DeviceIdentity device() const override;
+  bool runs_on_host() const override { return true; }
 };
 
 /// Returns the median of `values` (the mean of the middle two for an even count); throws Error
