@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -62,6 +64,33 @@ struct FakeRuntime {
   }
   static Status read_async(const void *, std::size_t bytes, Stream) {
     log.push_back("read " + std::to_string(bytes));
+    return ok;
+  }
+  static Status copy_device_async(void *dst, const void *src, std::size_t bytes, Stream) {
+    log.push_back("copy " + std::to_string(bytes) + " device to device");
+    std::memcpy(dst, src, bytes);
+    return ok;
+  }
+  static Status copy_to_host_async(void *dst, const void *src, std::size_t bytes, Stream) {
+    log.push_back("copy " + std::to_string(bytes) + " to host");
+    std::memcpy(dst, src, bytes);
+    return ok;
+  }
+  static Status stream_synchronize(Stream) {
+    log.push_back("stream synchronize");
+    return ok;
+  }
+  // Fake device memory is host memory: fp32 outputs are compared by the host's compare().
+  static Status compare_async(const void *output, gpu::Dtype, const float *reference, std::size_t n,
+                              Tolerance tolerance, gpu::DeviceTally *tally, Stream) {
+    log.push_back("compare " + std::to_string(n));
+    const float *x = static_cast<const float *>(output);
+    const Comparison c = compare(std::vector<float>(x, x + n),
+                                 std::vector<float>(reference, reference + n), tolerance);
+    tally->mismatches = c.mismatches;
+    tally->nans = c.nans;
+    std::memcpy(&tally->max_abs_bits, &c.max_abs, sizeof c.max_abs);
+    std::memcpy(&tally->max_rel_bits, &c.max_rel, sizeof c.max_rel);
     return ok;
   }
   static Status event_create(Event *event) {
@@ -197,6 +226,36 @@ TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, re
     }
     CHECK(FakeRuntime::log == Log{"event destroy", "event destroy", "free"});
   }
+}
+
+TEST_CASE("a device check compares the snapshot taken first, not the output as it is later, and "
+          "copies back only the tally") {
+  FakeRuntime::reset();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> output = {1, 2, nan, 4};
+  const std::vector<float> reference = {1, 2, 3, 5};
+  gpu::DeviceCheck<FakeRuntime> check(gpu::Dtype::fp32, output.size(), nullptr);
+  CHECK(FakeRuntime::log == Log{"malloc 16", "malloc 32"});
+  FakeRuntime::log.clear();
+  check.snapshot(output.data());
+  output[3] = 5; // work left running finishes the output after the snapshot
+  const Comparison c = check.compare(reference.data(), Tolerance{});
+  CHECK(FakeRuntime::log == Log{"copy 16 device to device", "memset 32 to 0", "compare 4",
+                                "copy 32 to host", "stream synchronize"});
+  CHECK(c.elements == 4);
+  CHECK(c.mismatches == 2);
+  CHECK(c.nans == 1);
+  CHECK(c.max_abs == 1.0);
+  CHECK(c.max_rel == 0.2);
+  REQUIRE_THROWS_WITH(check.compare(reference.data(), Tolerance{}),
+                      "DeviceCheck::compare: no snapshot of the output was taken first");
+}
+
+TEST_CASE("a device check's snapshot holds the output's elements at their own size") {
+  FakeRuntime::reset();
+  gpu::DeviceCheck<FakeRuntime> bf16(gpu::Dtype::bf16, 5, nullptr);
+  gpu::DeviceCheck<FakeRuntime> fp16(gpu::Dtype::fp16, 3, nullptr);
+  CHECK(FakeRuntime::log == Log{"malloc 10", "malloc 32", "malloc 6", "malloc 32"});
 }
 
 TEST_SUITE_END();

@@ -1,15 +1,16 @@
 #pragma once
 
 // The cuda backend of the harness, header-only so that only a family's own harness (compiled by
-// nvcc, C++17) needs the CUDA toolkit: checked calls, device buffers and the event timer with its
-// L2 flush (gpu.hpp's, over the CUDA runtime), and the per-config NVTX range the ncu profiler
-// attributes kernels by.
-
-#include "kopt/harness/gpu.hpp"
+// nvcc, C++17) needs the CUDA toolkit: checked calls, device buffers, the event timer with its
+// L2 flush and the device check of an output (gpu.hpp's, over the CUDA runtime), and the
+// per-config NVTX range the ncu profiler attributes kernels by.
 
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
+
+#include "kopt/harness/compare_kernel.hpp" // device code: after the runtime's headers
+#include "kopt/harness/gpu.hpp"
 
 #include <cstddef>
 #include <string>
@@ -70,6 +71,20 @@ struct Runtime {
         <<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(ptr), bytes / 16, nullptr);
     return cudaGetLastError();
   }
+  static Status copy_device_async(void *dst, const void *src, std::size_t bytes, Stream stream) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream);
+  }
+  static Status copy_to_host_async(void *dst, const void *src, std::size_t bytes, Stream stream) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream);
+  }
+  static Status stream_synchronize(Stream stream) { return cudaStreamSynchronize(stream); }
+  /// Launches the device check's comparison (compare_kernel.hpp) on `stream`.
+  static Status compare_async(const void *output, gpu::Dtype dtype, const float *reference,
+                              std::size_t n, Tolerance tolerance, gpu::DeviceTally *tally,
+                              Stream stream) {
+    gpu::launch_compare(output, dtype, reference, n, tolerance, tally, stream);
+    return cudaGetLastError();
+  }
   static Status event_create(Event *event) { return cudaEventCreate(event); }
   static Status event_destroy(Event event) { return cudaEventDestroy(event); }
   static Status event_record(Event event, Stream stream) { return cudaEventRecord(event, stream); }
@@ -96,6 +111,13 @@ template <typename T> using DeviceBuffer = gpu::DeviceBuffer<T, Runtime>;
 /// Times a run with CUDA events on a stream, after an L2 flush (see gpu::EventTimer); the
 /// problem must launch its work on the stream the timer is constructed with.
 using EventTimer = gpu::EventTimer<Runtime>;
+
+/// The device check of one output (see gpu::DeviceCheck): Problem::check_output snapshots the
+/// output, computes its reference, then compares the two on the device.
+using DeviceCheck = gpu::DeviceCheck<Runtime>;
+
+/// How an output's elements are stored, for DeviceCheck.
+using gpu::Dtype;
 
 /// An NVTX range for the lifetime of the object; a family opens one per config named
 /// `config_<index> ...`, which `kopt bench` under ncu --nvtx attributes kernel launches by.

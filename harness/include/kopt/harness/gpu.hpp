@@ -1,10 +1,12 @@
 #pragma once
 
 // What the cuda and hip backends of the harness share, written once over a runtime R: checked
-// calls, device buffers and the event timer with its L2 flush. R is a backend's `Runtime` struct
-// (cuda.hpp, hip.hpp): the runtime's Status, Stream and Event types, its success value and
-// one-line wrappers of the calls made here. This header includes no runtime's headers, so a hip
-// harness never sees CUDA's and a cuda harness never sees ROCm's.
+// calls, device buffers, the event timer with its L2 flush and the device check of an output.
+// R is a backend's `Runtime` struct (cuda.hpp, hip.hpp): the runtime's Status, Stream and Event
+// types, its success value and one-line wrappers of the calls made here. This header includes no
+// runtime's headers, so a hip harness never sees CUDA's and a cuda harness never sees ROCm's, and
+// holds no device code, so its unit test builds with a host compiler (the kernels R launches are
+// in the backends and compare_kernel.hpp).
 
 #include "kopt/harness/error.hpp"
 #include "kopt/harness/problem.hpp"
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -120,6 +123,82 @@ private:
   DeviceBuffer<unsigned char, R> flush_;
   typename R::Event start_ = nullptr;
   typename R::Event stop_ = nullptr;
+};
+
+/// How an output's elements are stored; the device check reads each as its own type.
+enum class Dtype { fp32, bf16, fp16 };
+
+/// Returns the size of one element of `dtype` in bytes.
+constexpr std::size_t dtype_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
+
+/// What R::compare_async reduces on the device, and DeviceCheck copies back instead of the output
+/// (32 bytes). The maxima are the bits of non-negative doubles, which order as unsigned integers
+/// do, so an atomic max of the bits is the max of the values.
+struct DeviceTally {
+  unsigned long long mismatches = 0;   ///< elements outside tolerance, NaN included
+  unsigned long long nans = 0;         ///< elements where the output or the reference is NaN
+  unsigned long long max_abs_bits = 0; ///< the largest |x - g| of the other elements
+  unsigned long long max_rel_bits = 0; ///< the largest |x - g| / |g| of those with g != 0
+};
+
+/// Returns the Comparison of `elements` elements that `tally` holds.
+inline Comparison to_comparison(const DeviceTally &tally, std::size_t elements) {
+  static_assert(sizeof(double) == sizeof(tally.max_abs_bits), "a double is 64 bits");
+  Comparison c;
+  c.elements = elements;
+  c.mismatches = static_cast<std::size_t>(tally.mismatches);
+  c.nans = static_cast<std::size_t>(tally.nans);
+  std::memcpy(&c.max_abs, &tally.max_abs_bits, sizeof c.max_abs);
+  std::memcpy(&c.max_rel, &tally.max_rel_bits, sizeof c.max_rel);
+  return c;
+}
+
+/// The device side of Problem::check_output for one output of `count` elements of a Dtype: a
+/// snapshot of the output, taken first, and a comparison of that snapshot with a reference,
+/// element by element on the device (R::compare_async), of which only a DeviceTally comes back.
+/// Everything runs on the harness's stream, in order, after the run it checks.
+template <class R> class DeviceCheck {
+public:
+  DeviceCheck() = default;
+  /// Allocates the snapshot and the tally of an output of `count` elements of `dtype`, checked
+  /// on `stream`.
+  DeviceCheck(Dtype dtype, std::size_t count, typename R::Stream stream)
+      : dtype_(dtype), count_(count), stream_(stream), snapshot_(count * dtype_bytes(dtype)),
+        tally_(1) {}
+
+  /// Copies the output at `output` (device memory, `count` elements) into the snapshot, device
+  /// to device on the stream: the first step of a check, so that work the candidate left running
+  /// elsewhere cannot complete the output while the reference is being computed.
+  void snapshot(const void *output) {
+    KOPT_GPU_CHECK(R, R::copy_device_async(snapshot_.get(), output, snapshot_.bytes(), stream_));
+    snapshotted_ = true;
+  }
+
+  /// Compares every element of the snapshot with `reference` (fp32 device memory, `count`
+  /// elements) under `tolerance`, as compare() does on the host: |x - g| <= atol + rtol * |g|,
+  /// NaN always failing. Waits for the stream and returns the result. Throws Error when no
+  /// snapshot was taken since the last comparison.
+  Comparison compare(const float *reference, Tolerance tolerance) {
+    if (!snapshotted_) {
+      throw Error("DeviceCheck::compare: no snapshot of the output was taken first");
+    }
+    snapshotted_ = false;
+    DeviceTally tally;
+    KOPT_GPU_CHECK(R, R::memset_async(tally_.get(), 0, sizeof tally, stream_));
+    KOPT_GPU_CHECK(R, R::compare_async(snapshot_.get(), dtype_, reference, count_, tolerance,
+                                       tally_.get(), stream_));
+    KOPT_GPU_CHECK(R, R::copy_to_host_async(&tally, tally_.get(), sizeof tally, stream_));
+    KOPT_GPU_CHECK(R, R::stream_synchronize(stream_));
+    return to_comparison(tally, count_);
+  }
+
+private:
+  Dtype dtype_ = Dtype::fp32;
+  std::size_t count_ = 0;
+  typename R::Stream stream_{};
+  DeviceBuffer<unsigned char, R> snapshot_;
+  DeviceBuffer<DeviceTally, R> tally_;
+  bool snapshotted_ = false;
 };
 
 #undef KOPT_GPU_CHECK

@@ -1,18 +1,19 @@
 #pragma once
 
 // The hip backend of the harness, header-only so that only a family's own harness (compiled as
-// HIP, C++17) needs the ROCm headers: checked calls, device buffers from hipMalloc and the event
-// timer with its L2 flush (gpu.hpp's, over the HIP runtime), and the per-config roctx range
-// rocprofv3 attributes kernels by.
+// HIP, C++17) needs the ROCm headers: checked calls, device buffers from hipMalloc, the event
+// timer with its L2 flush and the device check of an output (gpu.hpp's, over the HIP runtime),
+// and the per-config roctx range rocprofv3 attributes kernels by.
 //
 // roctx: kopt_add_family defines KOPT_HARNESS_ROCTX and links the library when it finds roctx
 // (rocprofiler-sdk-roctx, or roctracer's roctx64). Debian's ROCm 5.2 packages ship neither, so
 // there RoctxRange is a no-op and `kopt bench` attributes dispatches in launch order instead.
 
-#include "kopt/harness/gpu.hpp"
-
 #include <hip/hip_runtime.h> // the flush kernel (compiled as HIP, by hipcc or CMake's HIP language)
 #include <hip/hip_runtime_api.h>
+
+#include "kopt/harness/compare_kernel.hpp" // device code: after the runtime's headers
+#include "kopt/harness/gpu.hpp"
 
 #if defined(KOPT_HARNESS_ROCTX)
 #if __has_include(<rocprofiler-sdk-roctx/roctx.h>)
@@ -78,6 +79,20 @@ struct Runtime {
         <<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(ptr), bytes / 16, nullptr);
     return hipGetLastError();
   }
+  static Status copy_device_async(void *dst, const void *src, std::size_t bytes, Stream stream) {
+    return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, stream);
+  }
+  static Status copy_to_host_async(void *dst, const void *src, std::size_t bytes, Stream stream) {
+    return hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToHost, stream);
+  }
+  static Status stream_synchronize(Stream stream) { return hipStreamSynchronize(stream); }
+  /// Launches the device check's comparison (compare_kernel.hpp) on `stream`.
+  static Status compare_async(const void *output, gpu::Dtype dtype, const float *reference,
+                              std::size_t n, Tolerance tolerance, gpu::DeviceTally *tally,
+                              Stream stream) {
+    gpu::launch_compare(output, dtype, reference, n, tolerance, tally, stream);
+    return hipGetLastError();
+  }
   static Status event_create(Event *event) { return hipEventCreate(event); }
   static Status event_destroy(Event event) { return hipEventDestroy(event); }
   static Status event_record(Event event, Stream stream) { return hipEventRecord(event, stream); }
@@ -105,6 +120,13 @@ template <typename T> using DeviceBuffer = gpu::DeviceBuffer<T, Runtime>;
 /// Times a run with HIP events on a stream, after an L2 flush (see gpu::EventTimer); the
 /// problem must launch its work on the stream the timer is constructed with.
 using EventTimer = gpu::EventTimer<Runtime>;
+
+/// The device check of one output (see gpu::DeviceCheck): Problem::check_output snapshots the
+/// output, computes its reference, then compares the two on the device.
+using DeviceCheck = gpu::DeviceCheck<Runtime>;
+
+/// How an output's elements are stored, for DeviceCheck.
+using gpu::Dtype;
 
 /// Whether this harness was built with roctx: true when RoctxRange records ranges.
 constexpr bool has_roctx() {
