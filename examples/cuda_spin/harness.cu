@@ -1,6 +1,7 @@
 // The cuda_spin harness: one config is a spin of `cycles` SM cycles over `blocks` blocks; its
-// output is one float per block (1 where the block ran). Timing loop, golden and CSV come from
-// kopt's harness library, events and NVTX from its cuda backend.
+// output is one float per block (1 where the block ran), and every timed run's is compared with 1
+// on the device. Timing loop, golden and CSV come from kopt's harness library, events, NVTX and
+// the device check from its cuda backend.
 #include "kopt_manifest.h"
 
 #include <kopt/harness/cuda.hpp>
@@ -9,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,12 @@ public:
     if (args_.cycles <= 0 || blocks_ <= 0) {
       throw kh::Error(config.where() + ": cycles and blocks must be positive");
     }
-    out_ = kc::DeviceBuffer<float>(static_cast<std::size_t>(blocks_));
+    const std::size_t blocks = static_cast<std::size_t>(blocks_);
+    out_ = kc::DeviceBuffer<float>(blocks);
+    ones_ = kc::DeviceBuffer<float>(blocks);
+    const std::vector<float> ones(blocks, 1.0f);
+    KOPT_CUDA_CHECK(cudaMemcpy(ones_.get(), ones.data(), ones_.bytes(), cudaMemcpyHostToDevice));
+    check_ = kc::DeviceCheck(kc::Dtype::fp32, blocks, harness_stream());
     args_.out = out_.get();
     args_.stream = harness_stream();
   }
@@ -58,6 +65,11 @@ public:
     KOPT_CUDA_CHECK(cudaMemcpy(host.data(), out_.get(), out_.bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
+  // A spin has no inputs: every block's reference is "ran", 1.
+  std::optional<kh::Comparison> check_output() override {
+    check_.snapshot(out_.get());
+    return check_.compare(ones_.get(), tolerance());
+  }
 
 private:
   kc::NvtxRange range_; // first member: open while every run of the config is made
@@ -65,6 +77,8 @@ private:
   SpinArgs args_{};
   std::int64_t blocks_ = 0;
   kc::DeviceBuffer<float> out_;
+  kc::DeviceBuffer<float> ones_; // the reference
+  kc::DeviceCheck check_;
 };
 
 } // namespace
