@@ -3,10 +3,8 @@
 #include "util/text.hpp"
 
 #include <cstdlib>
-#include <cxxabi.h>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <sstream>
 
 namespace kopt::buildinfo {
@@ -105,19 +103,20 @@ void add_link_word(const std::string &word, const fs::path &build_dir, LinkInput
   }
 }
 
-LinkInputs link_inputs(const std::vector<std::string> &step, const fs::path &build_dir) {
-  LinkInputs inputs;
-  for (size_t i = 1; i < step.size(); ++i) {
-    const std::string &word = step[i];
-    bool has_next = i + 1 < step.size();
+// Adds the inputs that `words` (a link step without its program) name.
+void add_link_words(const std::vector<std::string> &words, const fs::path &build_dir,
+                    LinkInputs &inputs) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string &word = words[i];
+    bool has_next = i + 1 < words.size();
     if ((word == "-o" || word == "-Xlinker" || word == "-MF") && has_next) {
       ++i;
     } else if (word == "-L" && has_next) {
-      inputs.search.push_back(absolute_in(step[++i], build_dir));
+      inputs.search.push_back(absolute_in(words[++i], build_dir));
     } else if (word.rfind("-L", 0) == 0) {
       inputs.search.push_back(absolute_in(word.substr(2), build_dir));
     } else if (word == "-l" && has_next) {
-      inputs.libraries.push_back(step[++i]);
+      inputs.libraries.push_back(words[++i]);
     } else if (word.rfind("-l", 0) == 0) {
       inputs.libraries.push_back(word.substr(2));
     } else if (word.size() > 1 && word[0] == '@') {
@@ -125,28 +124,11 @@ LinkInputs link_inputs(const std::vector<std::string> &step, const fs::path &bui
       std::ifstream rsp(absolute_in(word.substr(1), build_dir));
       std::stringstream text;
       text << rsp.rdbuf();
-      LinkInputs more = link_inputs(
-          [&] {
-            std::vector<std::string> w = shell_words(text.str());
-            w.insert(w.begin(), "");
-            return w;
-          }(),
-          build_dir);
-      for (auto &o : more.objects)
-        inputs.objects.push_back(o);
-      for (auto &a : more.archives)
-        inputs.archives.push_back(a);
-      for (auto &s : more.shared)
-        inputs.shared.push_back(s);
-      for (auto &s : more.search)
-        inputs.search.push_back(s);
-      for (auto &l : more.libraries)
-        inputs.libraries.push_back(l);
-    } else if (word[0] != '-') {
+      add_link_words(shell_words(text.str()), build_dir, inputs);
+    } else if (!word.empty() && word[0] != '-') {
       add_link_word(word, build_dir, inputs);
     }
   }
-  return inputs;
 }
 
 } // namespace
@@ -160,7 +142,8 @@ LinkInputs parse_link_command(const std::string &commands, const std::string &bi
     for (const auto &step : steps_of(line)) {
       for (size_t i = 0; i + 1 < step.size(); ++i) {
         if (step[i] == "-o" && fs::path(step[i + 1]).filename() == binary) {
-          found = link_inputs(step, build_dir);
+          found = {};
+          add_link_words({step.begin() + 1, step.end()}, build_dir, found);
         }
       }
     }
@@ -273,13 +256,6 @@ std::vector<Interposition> interpositions(const std::vector<DefinedSymbol> &cand
     }
   }
   return refused;
-}
-
-std::string demangle(const std::string &name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void *)> text(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && text ? std::string(text.get()) : name;
 }
 
 } // namespace kopt::buildinfo

@@ -70,7 +70,4 @@ struct Interposition {
 std::vector<Interposition> interpositions(const std::vector<DefinedSymbol> &candidate,
                                           const std::vector<DefinedSymbol> &others);
 
-/// The demangled form of an Itanium-mangled `name` (the name itself when it is not mangled).
-std::string demangle(const std::string &name);
-
 } // namespace kopt::buildinfo

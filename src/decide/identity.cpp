@@ -1,6 +1,7 @@
 #include "decide/identity.hpp"
 
 #include "buildinfo/expansion.hpp"
+#include "buildinfo/resource_usage.hpp"
 #include "buildinfo/symbols.hpp"
 #include "util/text.hpp"
 
@@ -124,11 +125,12 @@ OtherInputs other_inputs(const spec::Layout &layout, const IdentityScope &scope,
   OtherInputs inputs;
   fs::path build_dir = fs::absolute(scope.build_dir);
   fs::path binary = layout.harness(scope.id);
+  // The whole chain, not -s: the target is a phony, whose own edge has no command.
   util::Command commands{
-      {"ninja", "-C", scope.build_dir, "-t", "commands", "-s", scope.target}, {}, {}, 120};
+      {"ninja", "-C", scope.build_dir, "-t", "commands", scope.target}, {}, {}, 120};
   util::ProcessResult link = runner.run(commands);
   if (!link.ok()) {
-    inputs.problem = "`ninja -t commands -s " + scope.target + "` " + link.describe(120);
+    inputs.problem = "`ninja -t commands " + scope.target + "` " + link.describe(120);
     return inputs;
   }
   bi::LinkInputs parsed = bi::parse_link_command(link.out, binary.filename().string(), build_dir);

@@ -1,4 +1,5 @@
 #include "buildinfo/expansion.hpp"
+#include "buildinfo/resource_usage.hpp"
 #include "buildinfo/symbols.hpp"
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"

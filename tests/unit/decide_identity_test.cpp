@@ -111,7 +111,7 @@ TEST_CASE("symbols: each refused symbol named, with the candidate file that spel
   // The instance objects, then the harness's objects and archives, then the libraries.
   REQUIRE(s.tools.runs.size() == 5);
   CHECK(s.tools.runs[0] ==
-        std::vector<std::string>{"ninja", "-C", "/b", "-t", "commands", "-s", "candidate_01"});
+        std::vector<std::string>{"ninja", "-C", "/b", "-t", "commands", "candidate_01"});
   CHECK(s.tools.runs[1][0] == "ldd");
   CHECK(s.tools.runs[4] == std::vector<std::string>{"nm", "-A", "-g", "--defined-only", "-D",
                                                     "/lib/x86_64-linux-gnu/libstdc++.so.6",
