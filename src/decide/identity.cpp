@@ -281,9 +281,10 @@ Preprocessed preprocess(const bi::PreprocessCommand &command, const fs::path &ge
                         util::ProcessRunner &runner) {
   util::ProcessResult result = runner.run({command.argv, {}, command.cwd, 300});
   if (!result.ok()) {
-    return {{},
-            "`" + util::join(command.argv, " ") + "` " + result.describe(300) + ": " +
-                util::excerpt(util::trim(result.err), 200)};
+    std::string problem(1, '`'); // GCC 12 warns (-Wrestrict, PR105651) on "`" + string
+    problem += util::join(command.argv, " ");
+    problem += "` " + result.describe(300) + ": " + util::excerpt(util::trim(result.err), 200);
+    return {{}, problem};
   }
   return {bi::parse_expansion(result.out, line_names(gen, command.cwd)), ""};
 }
