@@ -2,6 +2,7 @@
 
 #include "buildinfo/ninja_deps.hpp"
 #include "decide/decide.hpp"
+#include "decide/identity.hpp"
 #include "util/file_lock.hpp"
 
 namespace kopt::decide {
@@ -9,6 +10,7 @@ namespace kopt::decide {
 std::vector<std::string> identity_problems(const spec::Family &family,
                                            const candidate::CandidateSet &candidates,
                                            const spec::Layout &layout, const std::string &id,
+                                           const std::string &baseline,
                                            const std::string &build_dir, const std::string &prefix,
                                            util::ProcessRunner &runner) {
   util::Command command{{"ninja", "-C", build_dir, "-t", "deps"}, {}, {}, 120};
@@ -20,11 +22,21 @@ std::vector<std::string> identity_problems(const spec::Family &family,
   for (const auto &c : candidates.all()) {
     foreign.push_back(c.dir);
   }
-  return buildinfo::check_identity(
-             buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir)),
-             prefix + "candidate_" + id, layout.gen_root(), layout.gen_dir(id),
-             family.kernel_header, foreign)
-      .problems;
+  buildinfo::NinjaDeps deps =
+      buildinfo::parse_ninja_deps(result.out, std::filesystem::absolute(build_dir));
+  IdentityScope scope{id, baseline, prefix + "candidate_" + id, build_dir};
+  std::vector<std::string> problems =
+      buildinfo::check_identity(deps, scope.target, layout.gen_root(), layout.gen_dir(id),
+                                family.kernel_header, foreign)
+          .problems;
+  if (!problems.empty()) {
+    return problems; // objects of other sources: what they define proves nothing
+  }
+  problems = symbol_problems(family, candidates, layout, scope, deps, runner);
+  for (auto &problem : expansion_problems(family, layout, scope, deps, runner)) {
+    problems.push_back(std::move(problem));
+  }
+  return problems;
 }
 
 CheckResult check_candidate(const spec::Family &family, const candidate::CandidateSet &candidates,
@@ -39,8 +51,8 @@ CheckResult check_candidate(const spec::Family &family, const candidate::Candida
   result.expected_hash = candidates.content_hash(family, result.id);
 
   if (!request.build_dir.empty()) {
-    for (const auto &p : identity_problems(family, candidates, layout, result.id, request.build_dir,
-                                           request.prefix, runner)) {
+    for (const auto &p : identity_problems(family, candidates, layout, result.id, request.baseline,
+                                           request.build_dir, request.prefix, runner)) {
       result.problems.push_back("identity: " + p);
     }
   }

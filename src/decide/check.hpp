@@ -34,10 +34,13 @@ struct CheckResult {
 
 /// Proves from ninja's recorded dependencies in `build_dir` that candidate `id`'s objects were
 /// compiled from its own generated sources (a worktree build can silently pick up the baseline's
-/// files); returns the problems, empty when it holds.
+/// files), that its instance objects define no symbol the harness binary's other inputs define
+/// (decide/identity.hpp, symbol_problems), and that its headers expand the harness's own TUs as
+/// `baseline`'s do (expansion_problems); returns the problems, empty when it holds.
 std::vector<std::string> identity_problems(const spec::Family &family,
                                            const candidate::CandidateSet &candidates,
                                            const spec::Layout &layout, const std::string &id,
+                                           const std::string &baseline,
                                            const std::string &build_dir, const std::string &prefix,
                                            util::ProcessRunner &runner);
 

@@ -110,7 +110,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
     }
     util::RealProcessRunner runner;
     std::vector<std::string> problems =
-        decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id,
+        decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id, baseline,
                                   options.build_dir, options.prefix, runner);
     if (!problems.empty()) {
       out.failed_step = "identity";

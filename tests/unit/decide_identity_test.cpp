@@ -1,0 +1,149 @@
+#include "decide/identity.hpp"
+
+#include "temp_dir.hpp"
+#include "util/atomic_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+namespace fs = std::filesystem;
+using kopt::test::fixture;
+using kopt::test::TempDir;
+
+namespace {
+
+std::string read(const std::string &name) {
+  return kopt::util::read_file(fixture("identity/" + name));
+}
+
+bool has(const std::vector<std::string> &argv, const std::string &word) {
+  return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+// Answers ninja, ldd, nm and the compiler from the fixtures in tests/fixtures/identity.
+class FakeTools : public kopt::util::ProcessRunner {
+public:
+  fs::path gen;  ///< the candidate's generated folder
+  fs::path view; ///< the baseline's headers folder: the compile that names it gets `baseline_i`
+  std::string baseline_i = read("expand_baseline.i");
+  std::string candidate_i = read("expand_macro.i");
+  std::vector<std::vector<std::string>> runs;
+
+  kopt::util::ProcessResult run(const kopt::util::Command &command) override {
+    runs.push_back(command.argv);
+    kopt::util::ProcessResult result;
+    result.exit_code = 0;
+    const auto &argv = command.argv;
+    if (argv[0] == "ninja" && argv.back() == "candidate_01") {
+      result.out = read("link_commands.txt");
+    } else if (argv[0] == "ninja") {
+      result.out = "/k/kopt launch-compile --cwd " + gen.string() +
+                   " --base-dir / -- ccache c++ -I" + gen.string() + " -o " + argv.back() +
+                   " -c /src/harness.cpp\n";
+    } else if (argv[0] == "ldd") {
+      result.out = read("ldd.txt");
+    } else if (argv[0] == "nm") {
+      result.out = has(argv, "-D")                                        ? read("nm_shared.txt")
+                   : argv.back().find("/instances/") != std::string::npos ? read("nm_instances.txt")
+                                                                          : read("nm_harness.txt");
+    } else if (argv[0] == "c++") {
+      // The fixtures name the generated folder /b/gen/01: the one the command includes instead.
+      std::string dir = argv[2].substr(2);
+      result.out = dir == view.string() ? baseline_i : candidate_i;
+      for (size_t at = result.out.find("/b/gen/01"); at != std::string::npos;
+           at = result.out.find("/b/gen/01", at)) {
+        result.out.replace(at, 9, dir);
+      }
+    }
+    return result;
+  }
+};
+
+struct Scope {
+  TempDir tmp;
+  kopt::spec::Family family = kopt::spec::load_family(fixture("gen/tiny/family.json"));
+  kopt::candidate::CandidateSet candidates = kopt::candidate::CandidateSet::discover(family);
+  kopt::spec::Layout layout{tmp.path() / "state"};
+  kopt::decide::IdentityScope scope{"01", "00", "candidate_01", "/b"};
+  kopt::buildinfo::NinjaDeps deps;
+  FakeTools tools;
+
+  Scope() {
+    fs::path gen = layout.gen_dir("01");
+    tmp.write("state/gen/00/src/tiny_kernel.hpp", "int kernel(int x);\n");
+    tmp.write("state/gen/00/src/instance.cpp.in", "");
+    tmp.write("state/gen/01/src/tiny_kernel.hpp",
+              "int kernel(int x);\nextern \"C\" int clock_gettime(int, void *);\n");
+    tmp.write("state/gen/01/src/instance.cpp.in", "");
+    tmp.write("state/gen/01/kopt_manifest.h", "#include \"src/tiny_kernel.hpp\"\n");
+    deps["CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o"] = {
+        (gen / "instances/tiny_1x1.cpp").string(), (gen / "src/tiny_kernel.hpp").string()};
+    deps["CMakeFiles/candidate_01.dir/src/harness.cpp.o"] = {
+        "/src/harness.cpp", (gen / "src/tiny_kernel.hpp").string()};
+    deps["CMakeFiles/candidate_00.dir/src/harness.cpp.o"] = {"/src/harness.cpp"};
+    tools.gen = gen;
+    tools.view = layout.root / "tmp" / "baseline-headers-01";
+  }
+};
+
+} // namespace
+
+TEST_SUITE_BEGIN("decide::identity");
+
+TEST_CASE("symbols: each refused symbol named, with the candidate file that spells it") {
+  Scope s;
+  auto problems =
+      kopt::decide::symbol_problems(s.family, s.candidates, s.layout, s.scope, s.deps, s.tools);
+  CHECK(problems ==
+        std::vector<std::string>{
+            "symbol strong() is defined in candidates/01 (object "
+            "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o) and by "
+            "harness.cpp.o: a candidate may define only its instances",
+            "symbol kopt::harness::poison(float*, unsigned long) is defined in candidates/01 "
+            "(object CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o) and by "
+            "libkopt_harness.a(inputs.cpp.o): a candidate may define only its instances",
+            "symbol std::chrono::_V2::steady_clock::now() is defined in candidates/01 (object "
+            "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o) and by "
+            "libstdc++.so.6: a candidate may define only its instances",
+            "symbol clock_gettime is defined in candidates/01 (tiny_kernel.hpp, in instance "
+            "tiny_1x1's object) and by libc.so.6: a candidate may define only its instances"});
+  // The instance objects, then the harness's objects and archives, then the libraries.
+  REQUIRE(s.tools.runs.size() == 5);
+  CHECK(s.tools.runs[0] ==
+        std::vector<std::string>{"ninja", "-C", "/b", "-t", "commands", "candidate_01"});
+  CHECK(s.tools.runs[1][0] == "ldd");
+  CHECK(s.tools.runs[4] == std::vector<std::string>{"nm", "-A", "-g", "--defined-only", "-D",
+                                                    "/lib/x86_64-linux-gnu/libstdc++.so.6",
+                                                    "/lib/x86_64-linux-gnu/libm.so.6",
+                                                    "/lib/x86_64-linux-gnu/libc.so.6",
+                                                    "/lib64/ld-linux-x86-64.so.2"});
+}
+
+TEST_CASE("expansion: the first harness line a candidate's macro changes") {
+  Scope s;
+  SUBCASE("a macro is refused, naming the line") {
+    auto problems = kopt::decide::expansion_problems(s.family, s.layout, s.scope, s.deps, s.tools);
+    CHECK(problems == std::vector<std::string>{
+                          "harness.cpp:4 expands differently with candidate 01's tiny_kernel.hpp "
+                          "than with the baseline's: a macro of the candidate changes harness "
+                          "code"});
+    // Only the candidate's harness object read its header: one command, two preprocessings.
+    REQUIRE(s.tools.runs.size() == 3);
+    CHECK(s.tools.runs[1] ==
+          std::vector<std::string>{"c++", "-E", "-I" + s.tools.gen.string(), "/src/harness.cpp"});
+    CHECK(s.tools.runs[2][2] == "-I" + s.tools.view.string());
+    CHECK(!fs::exists(s.tools.view));
+  }
+  SUBCASE("the same expansion passes") {
+    s.tools.candidate_i = s.tools.baseline_i;
+    CHECK(kopt::decide::expansion_problems(s.family, s.layout, s.scope, s.deps, s.tools).empty());
+  }
+  SUBCASE("headers equal to the baseline's are not preprocessed") {
+    s.tmp.write("state/gen/01/src/tiny_kernel.hpp", "int kernel(int x);\n");
+    CHECK(kopt::decide::expansion_problems(s.family, s.layout, s.scope, s.deps, s.tools).empty());
+    CHECK(s.tools.runs.empty());
+  }
+}
+
+TEST_SUITE_END();
