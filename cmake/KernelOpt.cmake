@@ -456,6 +456,7 @@ function(_kopt_candidate_tests name id)
     # Over the family's compile_budget_s, the bench fails naming the slowest TUs.
     COMMAND ${KOPT_EXECUTABLE} build-report ${CMAKE_BINARY_DIR} --spec ${spec}
     COMMAND ${run} bench ${state_args} --candidate ${id}
+            --identity-dir ${CMAKE_BINARY_DIR} ${prefix_args}
     USES_TERMINAL VERBATIM)
   add_dependencies(${target}_bench ${target} ${p}candidate_${baseline})
 
@@ -465,7 +466,8 @@ function(_kopt_candidate_tests name id)
   set_tests_properties(${target}.build PROPERTIES
     FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
   add_test(NAME ${target}.bench
-           COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse)
+           COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse
+                   --identity-dir ${CMAKE_BINARY_DIR} ${prefix_args})
   set_tests_properties(${target}.bench PROPERTIES
     FIXTURES_SETUP ${p}${name}.${id}.measured
     FIXTURES_REQUIRED "${p}${name}.${id}.built;${p}${name}.golden;${p}${name}.best.built"

@@ -33,6 +33,7 @@ public:
   }
 
   void fill_inputs(kh::Rng &rng) override {
+    inputs_ = rng; // check_output makes the same inputs again
     rng.fill(a_);
     rng.fill(b_);
   }
@@ -40,12 +41,19 @@ public:
   void run() override { kernel_.fn(args_); }
   std::vector<float> output() override { return c_; }
 
-  // The reference is this family's own GEMM on the inputs of the run just made; the output is
-  // copied before it is computed (Problem::check_output). It sums each element in k order, as
+  // The reference is this family's own GEMM on the inputs of the run just made, made again from
+  // their seed into buffers the kernel never sees (A and B are const only in type: a kernel
+  // that zeroed them would make a zero output look right); the output is copied before it is
+  // computed (Problem::check_output). It sums each element in k order, as
   // the baseline does, four rows of C at a time so that every load of B feeds four
   // multiply-adds: every timed run is checked, so its cost is paid often.
   std::optional<kh::Comparison> check_output() override {
     std::vector<float> got = c_;
+    kh::Rng again = inputs_;
+    ref_a_.resize(a_.size());
+    ref_b_.resize(b_.size());
+    again.fill(ref_a_);
+    again.fill(ref_b_);
     reference_.assign(c_.size(), 0.0f);
     const std::int64_t M = args_.M, N = args_.N, K = args_.K;
     scratch_.assign(static_cast<std::size_t>(3 * N), 0.0f); // rows past M: written, unread
@@ -55,12 +63,12 @@ public:
       const float *a[4];
       for (std::int64_t r = 0; r < 4; ++r) {
         c[r] = r < rows ? &reference_[(i0 + r) * N] : &scratch_[(r - 1) * N];
-        a[r] = &a_[(i0 + std::min(r, rows - 1)) * K];
+        a[r] = &ref_a_[(i0 + std::min(r, rows - 1)) * K];
       }
       float *__restrict c0 = c[0], *__restrict c1 = c[1], *__restrict c2 = c[2],
                         *__restrict c3 = c[3];
       for (std::int64_t k = 0; k < K; ++k) {
-        const float *__restrict b = &b_[k * N];
+        const float *__restrict b = &ref_b_[k * N];
         const float x0 = a[0][k], x1 = a[1][k], x2 = a[2][k], x3 = a[3][k];
         for (std::int64_t j = 0; j < N; ++j) {
           c0[j] += x0 * b[j];
@@ -80,7 +88,9 @@ public:
 private:
   const kopt_generated::KernelEntry &kernel_;
   GemmArgs args_{};
-  std::vector<float> a_, b_, c_, reference_, scratch_;
+  kh::Rng inputs_{0};
+  std::vector<float> a_, b_, c_;
+  std::vector<float> ref_a_, ref_b_, reference_, scratch_; // the reference's own, never shared
 };
 
 } // namespace

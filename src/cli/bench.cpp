@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
+#include "decide/check.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
@@ -25,6 +26,7 @@ struct BenchOptions {
   FamilyOptions family;
   std::string candidate;
   std::string build_dir;
+  std::string identity_dir;
   std::string prefix;
   int rounds = 0;
   bool best = false;
@@ -53,6 +55,10 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
   app.add_option(
       "--build-dir", options.build_dir,
       "build the candidate's harness (and the baseline's and BEST's) in this tree first");
+  app.add_option("--identity-dir", options.identity_dir,
+                 "before measuring, prove from this ninja build tree that the candidate's build "
+                 "is its own code and defines only its instances (kopt check's identity check); "
+                 "a refusal is recorded as the candidate's failed measurement");
   app.add_option("--prefix", options.prefix, "the PREFIX given to kopt_add_family");
   app.add_flag("--build-only", options.build_only,
                "with --build-dir: build the harnesses and stop (measure nothing)");
@@ -85,6 +91,37 @@ bool measurement_stands(const LoadedFamily &loaded, const std::string &id, const
   (context.json ? context.err : context.out)
       << "candidate " << id << ": measuring again: " << why << "\n";
   return false;
+}
+
+// --identity-dir: returns true after recording a failed measurement of `id` when its build is
+// not provably its own code (so the keep test, which reads the measurement, fails with the
+// reason); the baseline is the family's own code and is not checked.
+bool identity_refused(const LoadedFamily &loaded, const BenchOptions &options,
+                      const std::string &id, const std::string &baseline, Context &context) {
+  if (options.identity_dir.empty() || id == baseline) {
+    return false;
+  }
+  util::RealProcessRunner runner;
+  std::vector<std::string> problems =
+      decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id, baseline,
+                                options.identity_dir, options.prefix, runner);
+  if (problems.empty()) {
+    return false;
+  }
+  profile::Measurement m;
+  m.family = loaded.family.name;
+  m.candidate = id;
+  m.hash = loaded.candidates.content_hash(loaded.family, id);
+  m.status = "failed";
+  m.reason = "identity: " + util::join(problems, "; ");
+  profile::write_measurement(loaded.layout.measurement(id), m);
+  if (context.json) {
+    context.out << profile::to_json(m).dump(2) << "\n";
+  } else {
+    context.out << "candidate " << id << ": failed: " << m.reason << "\n"
+                << "wrote " << loaded.layout.measurement(id).string() << "\n";
+  }
+  return true;
 }
 
 // The summary a user reads after a bench: the golden, a failed BEST, per-class geomeans.
@@ -182,6 +219,9 @@ Handler setup_bench(CLI::App &app) {
     }
     if (options->reuse && measurement_stands(loaded, id, best, *setup, context)) {
       return 0;
+    }
+    if (identity_refused(loaded, *options, id, baseline, context)) {
+      return options->allow_failed ? 0 : 1;
     }
     // A BEST not yet recorded may be recorded from these samples: one of its runs compares.
     std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);

@@ -308,6 +308,15 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   return m;
 }
 
+const ConfigResult *failed_check(const Measurement &m) {
+  for (const ConfigResult &c : m.configs) {
+    if (!c.check.empty()) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
 Measurement merge_rounds(const std::vector<Measurement> &runs) {
   if (runs.empty()) {
     throw Error("merge_rounds: no runs");
@@ -373,10 +382,10 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
   std::vector<Measurement> best_runs;
   std::vector<Measurement> candidate_runs;
-  bool failed = false;
-  for (int k = 0; k < rounds && !failed; ++k) {
+  bool stop = false;
+  for (int k = 0; k < rounds && !stop; ++k) {
     // BEST first in even rounds, the candidate first in odd ones.
-    for (int turn = 0; turn < 2 && !failed; ++turn) {
+    for (int turn = 0; turn < 2 && !stop; ++turn) {
       bool best_turn = (turn == 0) == (k % 2 == 0);
       const std::string &who = best_turn ? best_id : id;
       fs::path run_dir =
@@ -392,7 +401,12 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
         progress.note(what + " failed: " + run.reason);
       }
       progress.advance(1, what);
-      failed = !run.ok(); // a failed side ends the measurement: its rounds would not pair
+      // A failed side ends the measurement: its rounds would not pair. So does a candidate whose
+      // checked run was wrong: it is incorrect whatever the other rounds say.
+      stop = !run.ok() || (!best_turn && failed_check(run));
+      if (stop && run.ok()) {
+        progress.note(what + ": " + failed_check(run)->check + ": no more rounds");
+      }
       (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
     }
   }

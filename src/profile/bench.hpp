@@ -60,6 +60,10 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
                             util::ProcessRunner &runner, const RunSetup &setup,
                             util::Progress &progress, GoldenCheck best_golden = GoldenCheck::skip);
 
+/// Returns the first config of `m` whose checked run failed (its `check` names the run), or
+/// nullptr when every check passed.
+const ConfigResult *failed_check(const Measurement &m);
+
 /// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
 /// keep metric the median of the rounds' medians, the worst error of the runs that compared
 /// (unknown when none did); the first failed run (or a hash that changed between runs) fails it.

@@ -54,20 +54,27 @@ using CheatKernel = std::function<void(const std::vector<float> &, std::vector<f
 class CheatProblem : public Problem {
 public:
   CheatProblem(std::size_t n, CheatKernel kernel) : input_(n), output_(n), kernel_(kernel) {}
-  void fill_inputs(Rng &rng) override { rng.fill(input_); }
+  void fill_inputs(Rng &rng) override {
+    inputs_ = rng;
+    rng.fill(input_);
+  }
   void poison_output() override { poison(output_); }
   void run() override { kernel_(input_, output_, ++calls_); }
   std::vector<float> output() override { return output_; }
+  // The reference's inputs are made again from their seed: the kernel may have changed its own.
   std::optional<Comparison> check_output() override {
     std::vector<float> got = output_;
     std::vector<float> reference(input_.size());
-    for (std::size_t i = 0; i < input_.size(); ++i) {
-      reference[i] = input_[i] * 2;
+    Rng again = inputs_;
+    again.fill(reference);
+    for (float &x : reference) {
+      x *= 2;
     }
     return compare(got, reference, Tolerance{});
   }
 
 private:
+  Rng inputs_{0};
   std::vector<float> input_, output_;
   CheatKernel kernel_;
   int calls_ = 0;
@@ -380,6 +387,14 @@ TEST_CASE("cheats are caught by the checked runs") {
       }
     });
     CHECK(check == "timed run 1: 64 of 64 outputs wrong (64 NaN, max abs 0)");
+  }
+  SUBCASE("zeroes its inputs, so that a zero output is right for them") {
+    std::string check = caught([](const std::vector<float> &in, std::vector<float> &out, int) {
+      std::fill(const_cast<std::vector<float> &>(in).begin(),
+                const_cast<std::vector<float> &>(in).end(), 0.0f);
+      std::fill(out.begin(), out.end(), 0.0f);
+    });
+    CHECK(check.rfind("timed run 1: 64 of 64 outputs wrong (0 NaN", 0) == 0);
   }
   SUBCASE("leaves the work to a thread that outlives the call") {
     // The thread only sleeps here (one that wrote the output later would outlive the buffers):
