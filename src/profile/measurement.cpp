@@ -74,6 +74,13 @@ nlohmann::json to_json(const Measurement &m) {
     nlohmann::json row{{"values", c.values}, {"class", c.config_class},    {"kernel", c.kernel},
                        {"us", c.us},         {"harness_us", c.harness_us}, {"samples", c.rounds}};
     row["err"] = c.err_known ? nlohmann::json(c.err) : nlohmann::json(nullptr);
+    if (!c.outside_regex.empty()) {
+      nlohmann::json outside = nlohmann::json::array();
+      for (const OutsideKernel &k : c.outside_regex) {
+        outside.push_back({{"kernel", k.kernel}, {"share", k.share}});
+      }
+      row["outside_kernel_regex"] = std::move(outside);
+    }
     configs.push_back(std::move(row));
   }
   return {{"family", m.family},
@@ -135,6 +142,18 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     }
     c.err_known = !row["err"].is_null();
     c.err = c.err_known ? util::json_field<double>(row, "err", where) : 0;
+    // Written since every kernel in the timed runs counts; absent when none was outside.
+    auto outside = util::json_field_or<nlohmann::json>(row, "outside_kernel_regex",
+                                                       nlohmann::json::array(), where);
+    if (!outside.is_array()) {
+      throw Error(where + ": field 'outside_kernel_regex': expected an array, got " +
+                  util::excerpt(util::dump_json(outside, -1)));
+    }
+    for (size_t k = 0; k < outside.size(); ++k) {
+      std::string at = where + ": outside_kernel_regex[" + std::to_string(k) + "]";
+      c.outside_regex.push_back({util::json_field<std::string>(outside[k], "kernel", at),
+                                 util::json_field<double>(outside[k], "share", at)});
+    }
     m.configs.push_back(std::move(c));
   }
   return m;
