@@ -99,10 +99,11 @@ void use_profiler_times(Measurement &m, const ProfileReport &report, Source tool
 // ncu profiles the timed runs only (the harness marks them with profiler start and stop), or
 // with NcuLaunches::all warm-ups too, told apart by the harness's flush.
 void use_ncu_times(Measurement &m, const std::string &ncu_stdout, const std::string &source,
-                   const spec::Family &family) {
+                   const spec::Family &family, NcuLaunches launches) {
   ProfileOptions options;
   options.kernel_regex = family.kernel_regex;
   options.runs_per_config = family.repeat;
+  options.flush = launches == NcuLaunches::all ? HarnessFlush::inside : HarnessFlush::outside;
   try {
     use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu,
                        family.kernel_regex);
@@ -119,6 +120,7 @@ void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::
   options.kernel_regex = family.kernel_regex;
   options.launches_per_config = family.warmup + family.repeat;
   options.runs_per_config = family.repeat;
+  options.flush = HarnessFlush::inside;
   try {
     use_profiler_times(m, read_rocprofv3_output(trace_dir, options), Source::rocprofv3,
                        family.kernel_regex);
@@ -282,7 +284,9 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     command.argv = rocprofv3_command(trace_dir, "kopt", plain);
   }
   util::ProcessResult result = runner.run(command);
+  NcuLaunches ncu_launches = NcuLaunches::timed;
   if (under_ncu && result.ok() && ncu_profiled_nothing(result.out)) {
+    ncu_launches = NcuLaunches::all;
     // A harness whose timer marks no profiler start (its own timer, an older build): every
     // launch is profiled, warm-ups too; the harness's flush tells the timed runs apart.
     command.argv = ncu_command(plain, NcuLaunches::all);
@@ -307,7 +311,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   }
   add_configs(m, std::move(rows), family);
   if (under_ncu) {
-    use_ncu_times(m, result.out, log.string(), family);
+    use_ncu_times(m, result.out, log.string(), family, ncu_launches);
   } else if (under_rocprofv3) {
     use_rocprofv3_times(m, trace_dir, family);
   } else if (!host && profiling) {

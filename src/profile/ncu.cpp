@@ -113,9 +113,13 @@ bool is_runtime_blit(const std::string &kernel) { return kernel.rfind("__amd_roc
 using Launches = std::vector<const KernelLaunch *>;
 
 // Splits one config's launches into its timed runs; returns why they cannot be told apart, or "".
-std::string split_runs(const Launches &launches, int runs_per_config, std::vector<Launches> &runs) {
-  size_t flushes = std::count_if(launches.begin(), launches.end(),
-                                 [](const KernelLaunch *l) { return is_harness_flush(l->kernel); });
+std::string split_runs(const Launches &launches, int runs_per_config, HarnessFlush flush,
+                       std::vector<Launches> &runs) {
+  size_t flushes = flush == HarnessFlush::outside
+                       ? 0
+                       : std::count_if(launches.begin(), launches.end(), [](const KernelLaunch *l) {
+                           return is_harness_flush(l->kernel);
+                         });
   if (flushes > 0) {
     // Only a profiler that sees the harness's flush (rocprofv3 traces everything; ncu when the
     // harness marked no profiler start) gets here. The flush starts each timed run, so what
@@ -175,7 +179,9 @@ std::string assign_in_order(const std::vector<KernelLaunch> &launches,
   for (size_t i = 0; i < launches.size(); ++i) {
     const std::string &kernel = launches[i].kernel;
     matching += family[i];
-    if (!family[i] && !is_harness_flush(kernel) && !is_runtime_blit(kernel) &&
+    bool harness = options.flush == HarnessFlush::inside &&
+                   (is_harness_flush(kernel) || is_runtime_blit(kernel));
+    if (!family[i] && !harness &&
         std::find(outside.begin(), outside.end(), kernel) == outside.end()) {
       outside.push_back(kernel);
     }
@@ -211,7 +217,7 @@ std::string assign_in_order(const std::vector<KernelLaunch> &launches,
 
 bool is_harness_flush(const std::string &kernel) {
   std::string name = qualified_name(kernel);
-  return name == "kopt_l2_flush_read" || name == "kopt::harness::cuda::kopt_l2_flush_read" ||
+  return name == "kopt::harness::cuda::kopt_l2_flush_read" ||
          name == "kopt::harness::hip::kopt_l2_flush_read";
 }
 
@@ -254,7 +260,7 @@ ProfileReport attribute_launches(const std::vector<KernelLaunch> &launches, bool
   for (const auto &[index, config_launches] : assigned) {
     std::string name = "config_" + std::to_string(index);
     std::vector<Launches> runs;
-    if (std::string why = split_runs(config_launches, options.runs_per_config, runs);
+    if (std::string why = split_runs(config_launches, options.runs_per_config, options.flush, runs);
         !why.empty()) {
       return unprofiled(source + ": " + name + ": " + why);
     }

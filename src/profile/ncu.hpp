@@ -19,6 +19,9 @@
 
 namespace kopt::profile {
 
+/// Whether the harness's own kernels can appear among the profiled launches; see ProfileOptions.
+enum class HarnessFlush { outside, inside };
+
 /// What attribution needs besides the profiler's output: which kernels are the family's, how
 /// many timed runs each config makes, and (when the output carries no NVTX / roctx ranges) how
 /// many launches of the family's kernels each config makes in order.
@@ -30,6 +33,10 @@ struct ProfileOptions {
   /// Where the harness's L2 flush shows (it marks the start of each timed run), runs are split
   /// at it instead and this many flushes are required.
   int runs_per_config = 0;
+  /// Whether the harness's L2 flush can be in the output: rocprofv3 traces everything, and ncu
+  /// without a profiler start profiles every launch. Under ncu's timed mode the flush is outside
+  /// the window, so a kernel there named like it is the candidate's, and counts.
+  HarnessFlush flush = HarnessFlush::outside;
 };
 
 /// One kernel's share of a config's counted time.
@@ -106,8 +113,9 @@ struct KernelLaunch {
   std::string range; ///< the innermost `config_<index>` range around it; "" when none
 };
 
-/// Returns whether `kernel` (as a profiler names it: bare, qualified, with template arguments or
-/// parameters) is the harness's L2 flush read, kopt::harness::{cuda,hip}::kopt_l2_flush_read.
+/// Returns whether `kernel` (as a profiler names it, qualified, with template arguments and
+/// parameters or without) is the harness's L2 flush read, kopt::harness::{cuda,hip}::
+/// kopt_l2_flush_read.
 bool is_harness_flush(const std::string &kernel);
 
 /// Attributes every launch to a config (by its range when `by_range`, else in order of the
