@@ -621,8 +621,48 @@ std::vector<std::string> correctness_problems(const Measurement &m, const std::s
   return problems;
 }
 
-Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
-                const Options &options) {
+namespace {
+
+// The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
+std::vector<OutsideKernel> outside_regex(const Measurement &m) {
+  std::vector<OutsideKernel> found;
+  std::vector<double> shared_us;
+  std::vector<double> total_us;
+  for (const profile::ConfigResult &c : m.configs) {
+    for (const profile::OutsideKernel &k : c.outside_regex) {
+      auto it = std::find_if(found.begin(), found.end(),
+                             [&](const OutsideKernel &o) { return o.kernel == k.kernel; });
+      size_t at = static_cast<size_t>(it - found.begin());
+      if (it == found.end()) {
+        found.push_back({k.kernel, 0, 0});
+        shared_us.push_back(0);
+        total_us.push_back(0);
+      }
+      found[at].configs += 1;
+      shared_us[at] += k.share * c.us;
+      total_us[at] += c.us;
+    }
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    found[i].share = total_us[i] > 0 ? shared_us[i] / total_us[i] : 0;
+  }
+  return found;
+}
+
+// "helper_work (98.7% of the time of 73 configs), memset_kernel (0.4% of the time of 1 config)"
+std::string describe_outside(const std::vector<OutsideKernel> &kernels) {
+  std::vector<std::string> parts;
+  for (const OutsideKernel &k : kernels) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100 * k.share);
+    parts.push_back(k.kernel + " (" + share + " of the time of " + std::to_string(k.configs) +
+                    (k.configs == 1 ? " config)" : " configs)"));
+  }
+  return list_some(parts, 5);
+}
+
+Decision decide_measured(const Measurement &best, const Measurement &candidate,
+                         const Request &request, const Options &options) {
   Decision d = describe(best, candidate, request, options);
   if (!request.identical_to.empty()) {
     d.identical_to = request.identical_to;
@@ -680,6 +720,19 @@ Decision decide(const Measurement &best, const Measurement &candidate, const Req
                      "events timings (allow them with --allow-harness-time)");
   }
   judge(d, candidate);
+  return d;
+}
+
+} // namespace
+
+Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
+                const Options &options) {
+  Decision d = decide_measured(best, candidate, request, options);
+  // Work outside the family's kernels is counted, never hidden; the verdict says where it went.
+  d.outside_regex = outside_regex(candidate);
+  if (!d.outside_regex.empty()) {
+    d.reason += "; counted kernels outside kernel_regex: " + describe_outside(d.outside_regex);
+  }
   return d;
 }
 
@@ -792,6 +845,10 @@ nlohmann::json to_json(const Decision &d) {
     incorrect.push_back({{"config", e.config},
                          {"err", e.err_known ? nlohmann::json(e.err) : nlohmann::json(nullptr)}});
   }
+  nlohmann::json outside = nlohmann::json::array();
+  for (const OutsideKernel &k : d.outside_regex) {
+    outside.push_back({{"kernel", k.kernel}, {"share", k.share}, {"configs", k.configs}});
+  }
   return {{"family", d.family},
           {"candidate", d.candidate},
           {"hash", d.hash},
@@ -815,7 +872,8 @@ nlohmann::json to_json(const Decision &d) {
           {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
           {"identical_to", d.identical_to},
           {"counts_as_regression", d.counts_as_regression()},
-          {"notes", d.notes}};
+          {"notes", d.notes},
+          {"outside_kernel_regex", outside}};
 }
 
 namespace {
@@ -875,6 +933,18 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.rounds = static_cast<int>(util::json_int_in_or(j, "rounds", 0, INT32_MAX, 0, source));
   d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
   d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
+  auto outside = util::json_field_or<nlohmann::json>(j, "outside_kernel_regex",
+                                                     nlohmann::json::array(), source);
+  if (!outside.is_array()) {
+    throw Error(source + ": field 'outside_kernel_regex' has the wrong type");
+  }
+  for (size_t i = 0; i < outside.size(); ++i) {
+    std::string where = source + ": outside_kernel_regex[" + std::to_string(i) + "]";
+    d.outside_regex.push_back(
+        {util::json_field<std::string>(outside[i], "kernel", where),
+         util::json_field<double>(outside[i], "share", where),
+         static_cast<int>(util::json_int_in(outside[i], "configs", 0, INT32_MAX, where))});
+  }
   d.options.harness_time = util::json_field<bool>(j, "allow_harness_time", source)
                                ? HarnessTime::allow
                                : HarnessTime::refuse;

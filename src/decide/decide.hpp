@@ -83,6 +83,13 @@ struct ConfigError {
   bool err_known = true;
 };
 
+/// A kernel outside kernel_regex that the candidate ran in its timed runs, counted in its time.
+struct OutsideKernel {
+  std::string kernel;
+  double share = 0; ///< its part of the time of the configs it ran in, 0..1
+  int configs = 0;  ///< how many configs it ran in
+};
+
 /// The outcome of one keep test: decision.json.
 struct Decision {
   std::string family;
@@ -105,6 +112,8 @@ struct Decision {
   std::optional<ClassRow> overall;    ///< all configs together; absent when nothing compared
   std::string identical_to;       ///< "BEST 01" or "04": the candidate's content equals that one's
   std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
+  /// The candidate's counted kernels outside kernel_regex, named in the reason too.
+  std::vector<OutsideKernel> outside_regex;
   std::string file; ///< the decision.json it was read from (read_decision), for errors; "" when
                     ///< made in memory. Not serialised.
 

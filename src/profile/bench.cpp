@@ -62,9 +62,9 @@ std::string tail(const std::string &text, size_t lines) {
   return text.substr(pos + 1);
 }
 
-// Replaces the harness's times by the profiler's per-config kernel time; when the profiler
-// attributed nothing to some config the measurement stays unprofiled, with the harness's times
-// and the reason.
+// Replaces the harness's times by the profiler's per-config time (every counted launch of a
+// timed run summed into its sample); when the profiler attributed nothing to some config the
+// measurement stays unprofiled, with the harness's times and the reason.
 void use_profiler_times(Measurement &m, const ProfileReport &report, Source tool,
                         const std::string &kernel_regex) {
   if (!report.profiled) {
@@ -80,34 +80,47 @@ void use_profiler_times(Measurement &m, const ProfileReport &report, Source tool
   }
   for (size_t i = 0; i < m.configs.size(); ++i) {
     const ProfiledConfig &profiled = *report.find(static_cast<int>(i));
-    m.configs[i].us = profiled.mean_us();
+    ConfigResult &c = m.configs[i];
+    c.us = profiled.mean_us();
     std::vector<double> samples;
-    for (double ns : profiled.launch_ns) {
+    for (double ns : profiled.run_ns) {
       samples.push_back(ns / 1000.0);
     }
-    m.configs[i].rounds = {samples};
+    c.rounds = {samples};
+    c.outside_regex.clear();
+    for (const KernelTime &k : profiled.outside_regex()) {
+      c.outside_regex.push_back({k.kernel, profiled.total_ns > 0 ? k.ns / profiled.total_ns : 0});
+    }
   }
   m.measured_by = tool;
   m.profiled = true;
 }
 
+// ncu profiles the timed runs only (the harness marks them with profiler start and stop), or
+// with NcuLaunches::all warm-ups too, told apart by the harness's flush.
 void use_ncu_times(Measurement &m, const std::string &ncu_stdout, const std::string &source,
-                   const std::string &kernel_regex) {
+                   const spec::Family &family, NcuLaunches launches) {
   ProfileOptions options;
-  options.kernel_regex = kernel_regex;
+  options.kernel_regex = family.kernel_regex;
+  options.runs_per_config = family.repeat;
+  options.flush = launches == NcuLaunches::all ? HarnessFlush::inside : HarnessFlush::outside;
   try {
-    use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu, kernel_regex);
+    use_profiler_times(m, parse_ncu_output(ncu_stdout, source, options), Source::ncu,
+                       family.kernel_regex);
   } catch (const Error &e) {
     m.reason = std::string("ncu output unreadable, times are the harness's events: ") + e.what();
   }
 }
 
 // rocprofv3's kernel trace under `trace_dir`: by the harness's roctx ranges when it recorded
-// them, else in launch order, warm-up and timed runs alike (one matching dispatch per run).
+// them, else in launch order (one matching dispatch per run); the harness's flush marks each
+// timed run, so warm-ups are left out.
 void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::Family &family) {
   ProfileOptions options;
   options.kernel_regex = family.kernel_regex;
   options.launches_per_config = family.warmup + family.repeat;
+  options.runs_per_config = family.repeat;
+  options.flush = HarnessFlush::inside;
   try {
     use_profiler_times(m, read_rocprofv3_output(trace_dir, options), Source::rocprofv3,
                        family.kernel_regex);
@@ -267,16 +280,18 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   fs::path trace_dir = dir / "rocprofv3";
   const std::vector<std::string> plain = command.argv; // the harness alone, unprofiled
   if (under_ncu) {
-    command.argv = ncu_command(family.kernel_regex, plain, NcuLaunches::timed);
+    command.argv = ncu_command(plain, NcuLaunches::timed);
   } else if (under_rocprofv3) {
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
     command.argv = rocprofv3_command(trace_dir, "kopt", plain);
   }
   util::ProcessResult result = runner.run(command);
+  NcuLaunches ncu_launches = NcuLaunches::timed;
   if (under_ncu && result.ok() && ncu_profiled_nothing(result.out)) {
+    ncu_launches = NcuLaunches::all;
     // A harness whose timer marks no profiler start (its own timer, an older build): every
-    // matching launch is profiled, warm-ups too.
-    command.argv = ncu_command(family.kernel_regex, plain, NcuLaunches::all);
+    // launch is profiled, warm-ups too; the harness's flush tells the timed runs apart.
+    command.argv = ncu_command(plain, NcuLaunches::all);
     result = runner.run(command);
   }
   fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
@@ -298,7 +313,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   }
   add_configs(m, std::move(rows), family);
   if (under_ncu) {
-    use_ncu_times(m, result.out, log.string(), family.kernel_regex);
+    use_ncu_times(m, result.out, log.string(), family, ncu_launches);
   } else if (under_rocprofv3) {
     use_rocprofv3_times(m, trace_dir, family);
   } else if (!host && profiling) {
@@ -316,6 +331,27 @@ const ConfigResult *failed_check(const Measurement &m) {
   }
   return nullptr;
 }
+
+namespace {
+
+// Config `i`'s kernels outside kernel_regex over all runs: each one's mean share of the time
+// (0 in a run where it did not run), in first-seen order.
+std::vector<OutsideKernel> merged_outside_regex(const std::vector<Measurement> &runs, size_t i) {
+  std::vector<OutsideKernel> merged;
+  for (const Measurement &run : runs) {
+    for (const OutsideKernel &k : run.configs[i].outside_regex) {
+      auto it = std::find_if(merged.begin(), merged.end(),
+                             [&](const OutsideKernel &o) { return o.kernel == k.kernel; });
+      if (it == merged.end()) {
+        it = merged.insert(merged.end(), {k.kernel, 0});
+      }
+      it->share += k.share / static_cast<double>(runs.size());
+    }
+  }
+  return merged;
+}
+
+} // namespace
 
 Measurement merge_rounds(const std::vector<Measurement> &runs) {
   if (runs.empty()) {
@@ -370,6 +406,7 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
     }
     c.us = util::median(medians);
     c.harness_us = util::median(harness);
+    c.outside_regex = merged_outside_regex(runs, i);
   }
   return m;
 }

@@ -80,6 +80,13 @@ nlohmann::json to_json(const Measurement &m) {
     if (!c.check.empty()) {
       row["check"] = c.check;
     }
+    if (!c.outside_regex.empty()) {
+      nlohmann::json outside = nlohmann::json::array();
+      for (const OutsideKernel &k : c.outside_regex) {
+        outside.push_back({{"kernel", k.kernel}, {"share", k.share}});
+      }
+      row["outside_kernel_regex"] = std::move(outside);
+    }
     configs.push_back(std::move(row));
   }
   return {{"family", m.family},
@@ -143,6 +150,18 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     c.err = c.err_known ? util::json_field<double>(row, "err", where) : 0;
     c.checked = util::json_field_or<int>(row, "checked", -1, where);
     c.check = util::json_field_or<std::string>(row, "check", "", where);
+    // Written since every kernel in the timed runs counts; absent when none was outside.
+    auto outside = util::json_field_or<nlohmann::json>(row, "outside_kernel_regex",
+                                                       nlohmann::json::array(), where);
+    if (!outside.is_array()) {
+      throw Error(where + ": field 'outside_kernel_regex': expected an array, got " +
+                  util::excerpt(util::dump_json(outside, -1)));
+    }
+    for (size_t k = 0; k < outside.size(); ++k) {
+      std::string at = where + ": outside_kernel_regex[" + std::to_string(k) + "]";
+      c.outside_regex.push_back({util::json_field<std::string>(outside[k], "kernel", at),
+                                 util::json_field<double>(outside[k], "share", at)});
+    }
     m.configs.push_back(std::move(c));
   }
   return m;

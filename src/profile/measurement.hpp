@@ -18,6 +18,13 @@ const char *to_string(Source source);
 /// Parses a source name; throws kopt::Error naming `where` for anything else.
 Source parse_source(const std::string &text, const std::string &where);
 
+/// A kernel outside the family's kernel_regex that ran in a config's timed runs: counted in the
+/// config's time like any other, and named so that a verdict can say where the time went.
+struct OutsideKernel {
+  std::string kernel;
+  double share = 0; ///< its part of the config's profiled time, 0..1 (mean over the rounds)
+};
+
 /// One config's result: its column values, config class, the kernel dispatch chose, the keep
 /// metric `us` (profiler time, or the harness's own on host), the harness time and the error.
 struct ConfigResult {
@@ -36,6 +43,8 @@ struct ConfigResult {
   /// Every timed launch's keep-metric time in microseconds, one list per round (one harness
   /// run each); empty in measurements written before samples were kept.
   std::vector<std::vector<double>> rounds;
+  /// Counted kernels outside kernel_regex (profiled measurements only), in first-seen order.
+  std::vector<OutsideKernel> outside_regex;
 };
 
 /// Everything `kopt bench` learned about one candidate: measurement.json.

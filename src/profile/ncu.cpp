@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <regex>
 
@@ -21,8 +22,7 @@ const ProfiledConfig *ProfileReport::find(int config) const {
   return nullptr;
 }
 
-std::vector<std::string> ncu_command(const std::string &kernel_regex,
-                                     const std::vector<std::string> &harness,
+std::vector<std::string> ncu_command(const std::vector<std::string> &harness,
                                      NcuLaunches launches) {
   std::vector<std::string> argv = {"ncu",
                                    "--csv",
@@ -32,9 +32,7 @@ std::vector<std::string> ncu_command(const std::string &kernel_regex,
                                    "gpu__time_duration.sum",
                                    "--clock-control",
                                    "none",
-                                   "--nvtx",
-                                   "-k",
-                                   "regex:" + kernel_regex};
+                                   "--nvtx"};
   if (launches == NcuLaunches::timed) {
     // The harness's timer flushes L2 before each timed run itself, so ncu need not (it saves
     // about 4 ms per profiled launch on an H100).
@@ -70,6 +68,159 @@ int config_index_of_range(std::string_view range) {
   return index;
 }
 
+std::vector<std::string> ProfiledConfig::kernel_names() const {
+  std::vector<std::string> names;
+  for (const auto &k : kernels) {
+    names.push_back(k.kernel);
+  }
+  return names;
+}
+
+std::vector<KernelTime> ProfiledConfig::outside_regex() const {
+  std::vector<KernelTime> outside;
+  std::copy_if(kernels.begin(), kernels.end(), std::back_inserter(outside),
+               [](const KernelTime &k) { return !k.family; });
+  return outside;
+}
+
+namespace {
+
+// The kernel's qualified name without return type, template arguments and parameters:
+// "void kopt::harness::cuda::kopt_l2_flush_read<0>(const uint4 *, ...)" gives
+// "kopt::harness::cuda::kopt_l2_flush_read".
+std::string qualified_name(const std::string &kernel) {
+  std::string name;
+  int depth = 0;
+  for (char c : kernel) {
+    if (c == '(' && depth == 0) {
+      break;
+    }
+    if (c == '<' || c == '>') {
+      depth += c == '<' ? 1 : (depth > 0 ? -1 : 0);
+    } else if (depth == 0) {
+      name += c;
+    }
+  }
+  std::string trimmed(util::trim(name));
+  size_t space = trimmed.rfind(' ');
+  return space == std::string::npos ? trimmed : trimmed.substr(space + 1);
+}
+
+// HIP runs memsets and some copies as rocclr blit kernels, so rocprofv3's kernel trace shows the
+// harness's output poisoning (before each flush) and read-back (after the last run) as kernels.
+bool is_runtime_blit(const std::string &kernel) { return kernel.rfind("__amd_rocclr_", 0) == 0; }
+
+using Launches = std::vector<const KernelLaunch *>;
+
+// Splits one config's launches into its timed runs; returns why they cannot be told apart, or "".
+std::string split_runs(const Launches &launches, int runs_per_config, HarnessFlush flush,
+                       std::vector<Launches> &runs) {
+  size_t flushes = flush == HarnessFlush::outside
+                       ? 0
+                       : std::count_if(launches.begin(), launches.end(), [](const KernelLaunch *l) {
+                           return is_harness_flush(l->kernel);
+                         });
+  if (flushes > 0) {
+    // Only a profiler that sees the harness's flush (rocprofv3 traces everything; ncu when the
+    // harness marked no profiler start) gets here. The flush starts each timed run, so what
+    // precedes the first one is warm-up, and a candidate's extra "flush" shows as one too many.
+    if (runs_per_config > 0 && flushes != static_cast<size_t>(runs_per_config)) {
+      return std::to_string(flushes) +
+             " launches of the harness's L2 flush (kopt_l2_flush_read), expected " +
+             std::to_string(runs_per_config) + ", one per timed run";
+    }
+    for (const KernelLaunch *l : launches) {
+      if (is_harness_flush(l->kernel)) {
+        runs.emplace_back();
+      } else if (!runs.empty()) {
+        runs.back().push_back(l);
+      }
+    }
+    // A run's trailing blits are the next run's poisoning (or the output's read-back): the
+    // harness's, not the candidate's. A candidate's own trailing memset is left out with them.
+    for (auto &run : runs) {
+      while (!run.empty() && is_runtime_blit(run.back()->kernel)) {
+        run.pop_back();
+      }
+    }
+    return "";
+  }
+  if (runs_per_config <= 0) {
+    for (const KernelLaunch *l : launches) {
+      runs.push_back({l});
+    }
+    return "";
+  }
+  if (launches.size() % runs_per_config != 0) {
+    return std::to_string(launches.size()) + " launches do not divide into " +
+           std::to_string(runs_per_config) + " timed runs";
+  }
+  size_t per_run = launches.size() / runs_per_config;
+  for (size_t i = 0; i < launches.size(); i += per_run) {
+    runs.emplace_back(launches.begin() + i, launches.begin() + i + per_run);
+  }
+  return "";
+}
+
+ProfileReport unprofiled(std::string reason) {
+  ProfileReport report;
+  report.profiled = false;
+  report.reason = std::move(reason);
+  return report;
+}
+
+// Assigns launches to configs in order: each launch of the family's kernels counts toward
+// options.launches_per_config, the harness's kernels go with the next one. Returns why not.
+std::string assign_in_order(const std::vector<KernelLaunch> &launches,
+                            const std::vector<bool> &family, const ProfileOptions &options,
+                            std::map<int, Launches> &configs) {
+  std::vector<std::string> outside;
+  size_t matching = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const std::string &kernel = launches[i].kernel;
+    matching += family[i];
+    bool harness = options.flush == HarnessFlush::inside &&
+                   (is_harness_flush(kernel) || is_runtime_blit(kernel));
+    if (!family[i] && !harness &&
+        std::find(outside.begin(), outside.end(), kernel) == outside.end()) {
+      outside.push_back(kernel);
+    }
+  }
+  if (!outside.empty()) {
+    return "kernels outside '" + options.kernel_regex + "' (" + util::join(outside, ", ") +
+           ") ran, and without config_<index> ranges they cannot be attributed to configs";
+  }
+  int per_config = options.launches_per_config;
+  if (per_config > 0 && matching % per_config != 0) {
+    return std::to_string(matching) + " matching launches do not divide into " +
+           std::to_string(per_config) + " per config";
+  }
+  Launches pending;
+  size_t seen = 0;
+  int index = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    pending.push_back(&launches[i]);
+    if (family[i]) {
+      index = per_config > 0 ? static_cast<int>(seen / per_config) : 0;
+      ++seen;
+      Launches &config = configs[index];
+      config.insert(config.end(), pending.begin(), pending.end());
+      pending.clear();
+    }
+  }
+  Launches &last = configs[index];
+  last.insert(last.end(), pending.begin(), pending.end());
+  return "";
+}
+
+} // namespace
+
+bool is_harness_flush(const std::string &kernel) {
+  std::string name = qualified_name(kernel);
+  return name == "kopt::harness::cuda::kopt_l2_flush_read" ||
+         name == "kopt::harness::hip::kopt_l2_flush_read";
+}
+
 ProfileReport attribute_launches(const std::vector<KernelLaunch> &launches, bool by_range,
                                  const ProfileOptions &options, const std::string &source) {
   std::regex pattern;
@@ -78,60 +229,69 @@ ProfileReport attribute_launches(const std::vector<KernelLaunch> &launches, bool
   } catch (const std::regex_error &e) {
     throw Error("kernel regex '" + options.kernel_regex + "': " + e.what());
   }
-  std::vector<const KernelLaunch *> matching;
+  std::vector<bool> family;
   std::vector<std::string> seen;
   for (const auto &launch : launches) {
-    if (std::regex_search(launch.kernel, pattern)) {
-      matching.push_back(&launch);
-    } else if (std::find(seen.begin(), seen.end(), launch.kernel) == seen.end()) {
+    family.push_back(std::regex_search(launch.kernel, pattern));
+    if (!family.back() && std::find(seen.begin(), seen.end(), launch.kernel) == seen.end()) {
       seen.push_back(launch.kernel);
     }
   }
-  ProfileReport report;
-  if (matching.empty()) {
-    report.profiled = false;
-    report.reason = source + ": no launch of a kernel matching '" + options.kernel_regex + "'" +
-                    (seen.empty() ? "" : " (kernels seen: " + util::join(seen, ", ") + ")");
-    return report;
+  if (std::find(family.begin(), family.end(), true) == family.end()) {
+    return unprofiled(source + ": no launch of a kernel matching '" + options.kernel_regex + "'" +
+                      (seen.empty() ? "" : " (kernels seen: " + util::join(seen, ", ") + ")"));
   }
-  int per_config = options.launches_per_config;
-  if (!by_range && per_config > 0 && matching.size() % per_config != 0) {
-    report.profiled = false;
-    report.reason = source + ": " + std::to_string(matching.size()) +
-                    " matching launches do not divide into " + std::to_string(per_config) +
-                    " per config";
-    return report;
-  }
-  std::map<int, ProfiledConfig> configs;
-  for (size_t i = 0; i < matching.size(); ++i) {
-    const KernelLaunch &launch = *matching[i];
-    int index = 0;
-    if (by_range) {
-      index = config_index_of_range(launch.range);
-      if (index < 0) {
-        continue;
+  std::map<int, Launches> assigned;
+  if (by_range) {
+    for (const auto &launch : launches) {
+      int index = config_index_of_range(launch.range);
+      if (index >= 0) {
+        assigned[index].push_back(&launch);
       }
-    } else if (per_config > 0) {
-      index = static_cast<int>(i) / per_config;
     }
-    ProfiledConfig &config = configs[index];
+  } else if (std::string why = assign_in_order(launches, family, options, assigned); !why.empty()) {
+    return unprofiled(source + ": " + why);
+  }
+  if (assigned.empty()) {
+    return unprofiled(source + ": no launch of a kernel matching '" + options.kernel_regex +
+                      "' inside a config_<index> range");
+  }
+  ProfileReport report;
+  for (const auto &[index, config_launches] : assigned) {
+    std::string name = "config_" + std::to_string(index);
+    std::vector<Launches> runs;
+    if (std::string why = split_runs(config_launches, options.runs_per_config, options.flush, runs);
+        !why.empty()) {
+      return unprofiled(source + ": " + name + ": " + why);
+    }
+    ProfiledConfig config;
     config.config = index;
-    config.range = by_range ? launch.range : "";
-    config.launches += 1;
-    config.total_ns += launch.ns;
-    config.launch_ns.push_back(launch.ns);
-    if (std::find(config.kernels.begin(), config.kernels.end(), launch.kernel) ==
-        config.kernels.end()) {
-      config.kernels.push_back(launch.kernel);
+    config.range = by_range ? config_launches.front()->range : "";
+    for (const Launches &run : runs) {
+      double run_ns = 0;
+      for (const KernelLaunch *launch : run) {
+        run_ns += launch->ns;
+        config.launches += 1;
+        auto it = std::find_if(config.kernels.begin(), config.kernels.end(),
+                               [&](const KernelTime &k) { return k.kernel == launch->kernel; });
+        if (it == config.kernels.end()) {
+          bool matches = std::regex_search(launch->kernel, pattern);
+          it = config.kernels.insert(config.kernels.end(), {launch->kernel, 0, 0, matches});
+        }
+        it->launches += 1;
+        it->ns += launch->ns;
+      }
+      config.run_ns.push_back(run_ns);
+      config.total_ns += run_ns;
     }
-  }
-  if (configs.empty()) {
-    report.profiled = false;
-    report.reason = source + ": no launch of a kernel matching '" + options.kernel_regex +
-                    "' inside a config_<index> range";
-    return report;
-  }
-  for (auto &[index, config] : configs) {
+    if (std::none_of(config.kernels.begin(), config.kernels.end(),
+                     [](const KernelTime &k) { return k.family; })) {
+      std::vector<std::string> names = config.kernel_names();
+      return unprofiled(source + ": " + name + ": no launch of a kernel matching '" +
+                        options.kernel_regex + "' in its timed runs (" +
+                        (names.empty() ? "no kernel" : "kernels: " + util::join(names, ", ")) +
+                        ")");
+    }
     report.configs.push_back(std::move(config));
   }
   return report;

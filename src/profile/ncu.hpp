@@ -5,6 +5,12 @@
 // row of the configs file), around that config's timed launches only (warm-up outside it), and
 // synchronises the device before popping it. Launches outside every `config_<index>` range are
 // not counted. Without NVTX columns, launches map to configs in order (see ProfileOptions).
+//
+// Every launch inside a config's timed runs counts toward its time, whatever its name: work moved
+// into another kernel or onto another stream is work (a split-K reduction too). kernel_regex only
+// names the family's kernels; the others are reported (ProfiledConfig::kernels) so the verdict can
+// name them. The harness's own kernels are not the candidate's work and are left out by exact
+// name (is_harness_kernel).
 
 #include <filesystem>
 #include <string>
@@ -13,27 +19,54 @@
 
 namespace kopt::profile {
 
-/// What attribution needs besides the profiler's output: which kernels count, and (when the
-/// output carries no NVTX / roctx ranges) how many timed launches each config makes in order.
+/// Whether the harness's own kernels can appear among the profiled launches; see ProfileOptions.
+enum class HarnessFlush { outside, inside };
+
+/// What attribution needs besides the profiler's output: which kernels are the family's, how
+/// many timed runs each config makes, and (when the output carries no NVTX / roctx ranges) how
+/// many launches of the family's kernels each config makes in order.
 struct ProfileOptions {
   std::string kernel_regex = ".*"; ///< ECMAScript regex searched in the kernel name
   int launches_per_config = 0;     ///< 0: without ranges every launch belongs to config 0
+  /// Timed runs per config: a config's counted launches split into this many runs of equal
+  /// launch count, each run's times summed into one sample. 0: each launch is one sample.
+  /// Where the harness's L2 flush shows (it marks the start of each timed run), runs are split
+  /// at it instead and this many flushes are required.
+  int runs_per_config = 0;
+  /// Whether the harness's L2 flush can be in the output: rocprofv3 traces everything, and ncu
+  /// without a profiler start profiles every launch. Under ncu's timed mode the flush is outside
+  /// the window, so a kernel there named like it is the candidate's, and counts.
+  HarnessFlush flush = HarnessFlush::outside;
 };
 
-/// One config's profiled kernel time: the mean over its matching launches.
+/// One kernel's share of a config's counted time.
+struct KernelTime {
+  std::string kernel;
+  int launches = 0;
+  double ns = 0;       ///< summed GPU time of its launches
+  bool family = false; ///< true when the name matches kernel_regex
+};
+
+/// One config's profiled time: every counted launch of its timed runs, summed per run.
 struct ProfiledConfig {
-  int config = 0;                   ///< the index from `config_<index>` or from launch order
-  std::string range;                ///< the range name, e.g. "config_0 M=65536"; "" by order
-  int launches = 0;                 ///< matching launches attributed to this config
-  double total_ns = 0;              ///< their summed GPU time
-  std::vector<double> launch_ns;    ///< each matching launch's GPU time, in launch order
-  std::vector<std::string> kernels; ///< distinct kernel names, in first-seen order
+  int config = 0;                  ///< the index from `config_<index>` or from launch order
+  std::string range;               ///< the range name, e.g. "config_0 M=65536"; "" by order
+  int launches = 0;                ///< counted launches attributed to this config, of any kernel
+  double total_ns = 0;             ///< their summed GPU time
+  std::vector<double> run_ns;      ///< each timed run's summed GPU time, in run order
+  std::vector<KernelTime> kernels; ///< per kernel name, in first-seen order
 
-  /// Returns the mean GPU time per launch in nanoseconds (0 without launches).
-  double mean_ns() const { return launches ? total_ns / launches : 0; }
+  /// Returns the mean GPU time per timed run in nanoseconds (0 without runs).
+  double mean_ns() const { return run_ns.empty() ? 0 : total_ns / run_ns.size(); }
 
-  /// Returns the mean GPU time per launch in microseconds.
+  /// Returns the mean GPU time per timed run in microseconds.
   double mean_us() const { return mean_ns() / 1000.0; }
+
+  /// Returns the distinct kernel names, in first-seen order.
+  std::vector<std::string> kernel_names() const;
+
+  /// Returns the counted kernels whose names do not match kernel_regex, in first-seen order.
+  std::vector<KernelTime> outside_regex() const;
 };
 
 /// A profiler run read back: per-config times, or why there are none (then the measurement
@@ -52,9 +85,9 @@ struct ProfileReport {
 /// timed runs; warm-ups run at full speed, unprofiled), or every matching launch.
 enum class NcuLaunches { timed, all };
 
-/// Returns the ncu argv that profiles `harness` (its argv) for kernels matching `kernel_regex`.
-std::vector<std::string> ncu_command(const std::string &kernel_regex,
-                                     const std::vector<std::string> &harness,
+/// Returns the ncu argv that profiles every kernel `harness` (its argv) launches: no kernel-name
+/// filter, since work in any kernel counts (kernel_regex is applied after, to name kernels).
+std::vector<std::string> ncu_command(const std::vector<std::string> &harness,
                                      NcuLaunches launches = NcuLaunches::timed);
 
 /// Returns whether ncu's stdout says it profiled no kernel at all.
@@ -80,9 +113,17 @@ struct KernelLaunch {
   std::string range; ///< the innermost `config_<index>` range around it; "" when none
 };
 
-/// Attributes launches of kernels matching options.kernel_regex to configs: by their range
-/// when `by_range`, else in order. Returns an unprofiled report (naming `source`) when no
-/// launch matches or the count does not divide into options.launches_per_config.
+/// Returns whether `kernel` (as a profiler names it, qualified, with template arguments and
+/// parameters or without) is the harness's L2 flush read, kopt::harness::{cuda,hip}::
+/// kopt_l2_flush_read.
+bool is_harness_flush(const std::string &kernel);
+
+/// Attributes every launch to a config (by its range when `by_range`, else in order of the
+/// launches matching options.kernel_regex), leaves out the harness's own kernels, splits each
+/// config's launches into timed runs (see ProfileOptions::runs_per_config) and sums each run.
+/// Returns an unprofiled report naming `source` when no launch matches kernel_regex (or some
+/// config has none, naming what it has), when runs cannot be told apart, or when kernels
+/// outside kernel_regex run without config ranges to attribute them by.
 ProfileReport attribute_launches(const std::vector<KernelLaunch> &launches, bool by_range,
                                  const ProfileOptions &options, const std::string &source);
 

@@ -5,7 +5,9 @@
 // around a config's timed launches, device synchronised before roctxRangePop), a dispatch
 // belongs to the innermost such range whose [Start, End] holds its Start_Timestamp. Without
 // such ranges, dispatches map to configs in launch order (Dispatch_Id), N per config
-// (ProfileOptions::launches_per_config).
+// (ProfileOptions::launches_per_config). The trace holds every dispatch, warm-ups and the
+// harness's own kernels too: a config's dispatches split into timed runs at the harness's L2
+// flush, which (with the poisoning fills before it) is left out; see attribute_launches.
 
 #include "profile/ncu.hpp"
 

@@ -1,6 +1,7 @@
 # The NVIDIA path's build, end to end with the real nvcc (sm_90a), cmake and ninja: every
 # candidate of the CUDA calibration family and the blockscale GEMM's baseline compile and link
-# through kopt's generated targets, each harness carries sm_90a code, and runs its host side.
+# through kopt's generated targets, each harness carries sm_90a code, and runs its host side. The
+# cheat candidates of tests/fixtures/cheats/cuda_spin compile too, so they are ready for a GPU.
 # Nothing runs on a GPU here; the device runs are in docs/BENCHMARKS.md.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
@@ -8,10 +9,10 @@ need ninja
 PATH=$PATH:/usr/local/cuda/bin
 need nvcc
 
-build_family() { # family, targets...
-  local family=$1 b=$WORK/$1
+build_family() { # family, targets... (sources: $FAMILY_DIR or examples/; build: $BUILD_DIR)
+  local family=$1 b=${BUILD_DIR:-$WORK/$1} src=${FAMILY_DIR:-$KOPT_SOURCE_DIR/examples/$1}
   shift
-  cmake -S "$KOPT_SOURCE_DIR/examples/$family" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  cmake -S "$src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
     -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$b.configure.log" 2>&1 ||
     { cat "$b.configure.log"; fail "configure $family with nvcc"; }
   cmake --build "$b" --target "$@" >"$b.build.log" 2>&1 ||
@@ -30,3 +31,17 @@ spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 
 # shellcheck disable=SC2086 # one target per candidate
 build_family cuda_spin $spin_candidates
 build_family cuda_gemm_a8w8_blockscale candidate_00
+
+# The cheats, as candidates of a copy of cuda_spin: each folder's files but expect.txt.
+cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_spin
+cp -r "$KOPT_SOURCE_DIR/examples/cuda_spin" "$WORK/cheat_src"
+cheat_targets=
+for cheat in "$cheats"/*/; do
+  id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheat/candidate.json")
+  [ -n "$id" ] && [ -s "$cheat/expect.txt" ] || fail "$cheat: no candidate id or no expect.txt"
+  mkdir "$WORK/cheat_src/candidates/$id" || fail "$cheat: candidate $id exists already"
+  (cd "$cheat" && cp $(ls | grep -v '^expect.txt$') "$WORK/cheat_src/candidates/$id/")
+  cheat_targets+="candidate_$id "
+done
+# shellcheck disable=SC2086 # one target per cheat
+FAMILY_DIR=$WORK/cheat_src BUILD_DIR=$WORK/cheats build_family cuda_spin $cheat_targets

@@ -258,6 +258,28 @@ TEST_CASE("failed: no comparable measurement") {
   }
 }
 
+TEST_CASE("counted kernels outside kernel_regex are named in the verdict and decision.json") {
+  Measurement candidate = measured("01", 1, 1);
+  candidate.configs[0].outside_regex = {{"helper_work", 0.99}};
+  candidate.configs[1].outside_regex = {{"helper_work", 0.98}, {"memset_kernel", 0.01}};
+  Decision d = decide(measured("00"), candidate, request());
+  CHECK(d.verdict == Verdict::tie);
+  CHECK(kopt::decide::format_verdict(d) ==
+        "verdict: tie (no class changed beyond noise (overall +0.00%); counted kernels outside "
+        "kernel_regex: helper_work (98.3% of the time of 2 configs), memset_kernel (1.0% of the "
+        "time of 1 config))\n");
+  REQUIRE(d.outside_regex.size() == 2);
+  CHECK(d.outside_regex[0].share == doctest::Approx((0.99 * 100 + 0.98 * 200) / 300));
+  nlohmann::json j = kopt::decide::to_json(d);
+  CHECK(j["outside_kernel_regex"][0] == nlohmann::json{{"kernel", "helper_work"},
+                                                       {"share", d.outside_regex[0].share},
+                                                       {"configs", 2}});
+  Decision back = kopt::decide::decision_from_json(j, "decision.json");
+  REQUIRE(back.outside_regex.size() == 2);
+  CHECK(back.outside_regex[1].kernel == "memset_kernel");
+  CHECK(back.outside_regex[1].configs == 1);
+}
+
 TEST_CASE("harness time alone never keeps") {
   Measurement best = measured("00");
   Measurement candidate = measured("01", 0.5, 0.5);

@@ -23,8 +23,8 @@ ProfileOptions with_regex(const std::string &regex, int per_config = 0) {
 
 TEST_SUITE_BEGIN("profile::ncu");
 
-TEST_CASE("the command line profiles one metric with NVTX and the kernel regex, by default only "
-          "the timed runs") {
+TEST_CASE("the command line profiles one metric with NVTX for every kernel, by default only the "
+          "timed runs") {
   using kopt::profile::NcuLaunches;
   std::vector<std::string> common = {"ncu",
                                      "--csv",
@@ -34,17 +34,14 @@ TEST_CASE("the command line profiles one metric with NVTX and the kernel regex, 
                                      "gpu__time_duration.sum",
                                      "--clock-control",
                                      "none",
-                                     "--nvtx",
-                                     "-k",
-                                     "regex:gemm_.*"};
+                                     "--nvtx"};
   std::vector<std::string> timed = common;
   timed.insert(timed.end(), {"--profile-from-start", "off", "--cache-control", "none", "./harness",
                              "--benchmark"});
   std::vector<std::string> all = common;
   all.insert(all.end(), {"./harness", "--benchmark"});
-  CHECK(kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"}) == timed);
-  CHECK(kopt::profile::ncu_command("gemm_.*", {"./harness", "--benchmark"}, NcuLaunches::all) ==
-        all);
+  CHECK(kopt::profile::ncu_command({"./harness", "--benchmark"}) == timed);
+  CHECK(kopt::profile::ncu_command({"./harness", "--benchmark"}, NcuLaunches::all) == all);
 }
 
 TEST_CASE("ncu's own line says when it profiled nothing") {
@@ -68,15 +65,15 @@ TEST_CASE("program lines and ==PROF== lines precede the CSV; separators are read
   const auto &config = report.configs[0];
   CHECK(config.config == 0);
   CHECK(config.launches == 5);
-  REQUIRE(config.launch_ns.size() == 5);
+  REQUIRE(config.run_ns.size() == 5);
   double sum = 0;
-  for (double ns : config.launch_ns) {
+  for (double ns : config.run_ns) {
     sum += ns;
   }
   CHECK(sum == doctest::Approx(config.total_ns));
   CHECK(config.mean_ns() == doctest::Approx(278214.4));
   CHECK(config.mean_us() == doctest::Approx(278.2144));
-  CHECK(config.kernels == std::vector<std::string>{"fmak(float *, int)"});
+  CHECK(config.kernel_names() == std::vector<std::string>{"fmak(float *, int)"});
   CHECK(config.range.empty());
 }
 
@@ -105,7 +102,8 @@ TEST_CASE("NVTX ranges map launches to configs (details page)") {
   CHECK(report.configs[1].mean_ns() == doctest::Approx(4960));
   CHECK(report.configs[2].config == 2);
   CHECK(report.configs[2].mean_ns() == doctest::Approx(144992.0 / 3));
-  CHECK(report.configs[2].kernels == std::vector<std::string>{"scale_kernel(float *, int, float)"});
+  CHECK(report.configs[2].kernel_names() ==
+        std::vector<std::string>{"scale_kernel(float *, int, float)"});
   CHECK(report.find(1) == &report.configs[1]);
   CHECK(report.find(7) == nullptr);
 }
@@ -117,6 +115,61 @@ TEST_CASE("NVTX ranges map launches to configs (raw page with a units row)") {
   CHECK(report.configs[0].mean_ns() == doctest::Approx(7424.0 / 3));
   CHECK(report.configs[1].mean_ns() == doctest::Approx(5056));
   CHECK(report.configs[2].mean_ns() == doctest::Approx(48533.0 + 1.0 / 3));
+}
+
+TEST_CASE("every launch in a timed run counts; kernels outside the regex are named") {
+  // ncu_nvtx_details.csv with, per timed run, helper_work before scale_kernel in config_0 and a
+  // second scale_kernel on stream 13 in config_1.
+  ProfileOptions options = with_regex("scale_kernel");
+  options.runs_per_config = 3;
+  auto report = read_ncu_output(fixture("ncu/ncu_nvtx_attribution.csv"), options);
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 3);
+
+  const auto &other_kernel = report.configs[0];
+  CHECK(other_kernel.launches == 6);
+  CHECK(other_kernel.run_ns == std::vector<double>{97344 + 2656, 97344 + 2176, 97344 + 2400});
+  CHECK(other_kernel.mean_ns() == doctest::Approx(97344 + 7232.0 / 3));
+  REQUIRE(other_kernel.outside_regex().size() == 1);
+  CHECK(other_kernel.outside_regex()[0].kernel == "helper_work(float *, int)");
+  CHECK(other_kernel.outside_regex()[0].launches == 3);
+  CHECK(other_kernel.outside_regex()[0].ns == 3 * 97344);
+
+  const auto &two_streams = report.configs[1];
+  CHECK(two_streams.launches == 6);
+  CHECK(two_streams.run_ns == std::vector<double>{5536 + 3104, 4704 + 2880, 4640 + 2912});
+  CHECK(two_streams.outside_regex().empty());
+
+  CHECK(report.configs[2].run_ns == std::vector<double>{49216, 47808, 47968});
+
+  options.runs_per_config = 4;
+  auto uneven = read_ncu_output(fixture("ncu/ncu_nvtx_attribution.csv"), options);
+  CHECK_FALSE(uneven.profiled);
+  CHECK(uneven.reason == fixture("ncu/ncu_nvtx_attribution.csv").string() +
+                             ": config_0: 6 launches do not divide into 4 timed runs");
+}
+
+TEST_CASE("a config whose timed runs hold no kernel matching the regex says what they hold") {
+  auto report =
+      read_ncu_output(fixture("ncu/ncu_nvtx_attribution.csv"), with_regex("scale_kernel|helper"));
+  REQUIRE(report.profiled);
+  auto none = read_ncu_output(fixture("ncu/ncu_nvtx_attribution.csv"), with_regex("helper"));
+  CHECK_FALSE(none.profiled);
+  CHECK(none.reason == fixture("ncu/ncu_nvtx_attribution.csv").string() +
+                           ": config_1: no launch of a kernel matching 'helper' in its timed runs "
+                           "(kernels: scale_kernel(float *, int, float))");
+}
+
+TEST_CASE("the harness's flush is known by its exact name, however a profiler spells it") {
+  using kopt::profile::is_harness_flush;
+  CHECK_FALSE(is_harness_flush("kopt_l2_flush_read(float *, int)")); // anyone's may be
+  CHECK(is_harness_flush("void kopt::harness::cuda::kopt_l2_flush_read<0>(const uint4 *, "
+                         "unsigned long, unsigned int *)"));
+  CHECK(is_harness_flush("void kopt::harness::hip::kopt_l2_flush_read<0>(uint4 const*, unsigned "
+                         "long, unsigned int*)"));
+  CHECK_FALSE(is_harness_flush("my_kopt_l2_flush_read"));
+  CHECK_FALSE(is_harness_flush("void evil::kopt_l2_flush_read<0>(float*)"));
+  CHECK_FALSE(is_harness_flush("kopt_l2_flush_read_v2(float*)"));
 }
 
 TEST_CASE("only launches whose kernel name matches the regex count") {

@@ -46,14 +46,21 @@ TEST_CASE("the 2024 layout (18 columns) is read in launch order") {
   CHECK(dispatches[1].dispatch_id == 2);
   CHECK(dispatches[6].dispatch_id == 13);
 
-  auto report = kopt::profile::attribute_dispatches(dispatches, {}, with_regex("addition", 2),
-                                                    "kernel_trace.csv");
+  auto report =
+      kopt::profile::attribute_dispatches(dispatches, {}, with_regex("kernel"), "kernel_trace.csv");
   REQUIRE(report.profiled);
-  REQUIRE(report.configs.size() == 2);
-  CHECK(report.configs[0].launches == 2);
-  CHECK(report.configs[0].mean_ns() == doctest::Approx(74819.5));
-  CHECK(report.configs[1].mean_ns() == doctest::Approx(131933.5));
-  CHECK(report.configs[1].range.empty());
+  REQUIRE(report.configs.size() == 1);
+  CHECK(report.configs[0].launches == 7);
+  CHECK(report.configs[0].range.empty());
+
+  // Without ranges, a kernel outside the regex could belong to any config: nothing is guessed.
+  auto outside = kopt::profile::attribute_dispatches(dispatches, {}, with_regex("addition", 2),
+                                                     "kernel_trace.csv");
+  CHECK_FALSE(outside.profiled);
+  CHECK(outside.reason ==
+        "kernel_trace.csv: kernels outside 'addition' (subtract_kernel(float*, float const*, float "
+        "const*, int, int), multiply_kernel(float*, float const*, float const*, int, int)) ran, "
+        "and without config_<index> ranges they cannot be attributed to configs");
 }
 
 TEST_CASE("the current layout (22 columns, Agent_Id \"Agent 7\") with unescaped quotes") {
@@ -71,17 +78,64 @@ TEST_CASE("the current layout (22 columns, Agent_Id \"Agent 7\") with unescaped 
     REQUIRE(report.profiled);
     REQUIRE(report.configs.size() == 2);
     CHECK(report.configs[0].range == "config_0 M=128 N=4096 K=7168");
-    CHECK(report.configs[0].launches == 2);
-    CHECK(report.configs[0].mean_ns() == doctest::Approx(11000));
-    CHECK(report.configs[0].kernels == std::vector<std::string>{kGemm});
+    // No harness flush marks the fill as the harness's poisoning: inside the range, it counts.
+    CHECK(report.configs[0].launches == 3);
+    CHECK(report.configs[0].mean_ns() == doctest::Approx(23000.0 / 3));
+    CHECK(report.configs[0].kernel_names() ==
+          std::vector<std::string>{kGemm, "__amd_rocclr_fillBufferAligned"});
+    REQUIRE(report.configs[0].outside_regex().size() == 1);
+    CHECK(report.configs[0].outside_regex()[0].ns == 1000);
     CHECK(report.configs[1].mean_us() == doctest::Approx(21.0));
   }
-  SUBCASE("without ranges every matching launch belongs to config 0") {
-    auto report = kopt::profile::attribute_dispatches(dispatches, {}, with_regex("gemm"), "t");
+  SUBCASE("without ranges every launch belongs to config 0") {
+    ProfileOptions options = with_regex("gemm");
+    options.flush = kopt::profile::HarnessFlush::inside; // the fill may be the harness's
+    auto report = kopt::profile::attribute_dispatches(dispatches, {}, options, "t");
     REQUIRE(report.configs.size() == 1);
-    CHECK(report.configs[0].launches == 5);
-    CHECK(report.configs[0].mean_ns() == doctest::Approx(14600));
+    CHECK(report.configs[0].launches == 6);
+    CHECK(report.configs[0].mean_ns() == doctest::Approx(74000.0 / 6));
   }
+}
+
+TEST_CASE("every dispatch of a timed run counts: other kernels, other streams; the harness's not") {
+  // kernel_trace_22col.csv as the harness's timer makes it, 2 timed runs per config: warm-up,
+  // then per run a poisoning fill and the L2 flush before the candidate's dispatches; config_0
+  // runs helper_work before the gemm, config_1 a second gemm on another queue and stream.
+  auto dispatches =
+      kopt::profile::read_kernel_trace(fixture("rocprofv3/kernel_trace_attribution.csv"));
+  auto markers = kopt::profile::read_marker_trace(fixture("rocprofv3/marker_api_trace.csv"));
+  ProfileOptions options = with_regex("gemm_kernel");
+  options.runs_per_config = 2;
+  options.flush = kopt::profile::HarnessFlush::inside;
+  auto report = kopt::profile::attribute_dispatches(dispatches, markers, options, "t");
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 2);
+
+  const auto &other_kernel = report.configs[0];
+  CHECK(other_kernel.launches == 4); // not the warm-up, fills or flushes
+  CHECK(other_kernel.run_ns == std::vector<double>{11000, 11000});
+  CHECK(other_kernel.kernel_names() == std::vector<std::string>{"helper_work(float*, int)", kGemm});
+  REQUIRE(other_kernel.outside_regex().size() == 1);
+  CHECK(other_kernel.outside_regex()[0].ns == 20000);
+
+  const auto &two_streams = report.configs[1];
+  CHECK(two_streams.launches == 4);
+  CHECK(two_streams.run_ns == std::vector<double>{11000, 11000});
+  CHECK(two_streams.outside_regex().empty());
+
+  options.runs_per_config = 3; // a candidate's own "flush" would show as one too many
+  auto extra = kopt::profile::attribute_dispatches(dispatches, markers, options, "t");
+  CHECK_FALSE(extra.profiled);
+  CHECK(extra.reason == "t: config_0: 2 launches of the harness's L2 flush (kopt_l2_flush_read), "
+                        "expected 3, one per timed run");
+
+  // Where the flush cannot be in the output (ncu's timed window), a kernel named like it is the
+  // candidate's: it counts like any other.
+  options.runs_per_config = 0;
+  options.flush = kopt::profile::HarnessFlush::outside;
+  auto counted = kopt::profile::attribute_dispatches(dispatches, markers, options, "t");
+  REQUIRE(counted.profiled);
+  CHECK(counted.configs[0].launches == 10);
 }
 
 TEST_CASE("the rocpd convert layout (Guid first) found under <dir>/<hostname>/<pid>_*") {
@@ -93,7 +147,7 @@ TEST_CASE("the rocpd convert layout (Guid first) found under <dir>/<hostname>/<p
   auto report = kopt::profile::read_rocprofv3_output(temp.path() / "out", with_regex("gemm"));
   REQUIRE(report.profiled);
   REQUIRE(report.configs.size() == 2);
-  CHECK(report.configs[0].mean_ns() == doctest::Approx(11000));
+  CHECK(report.configs[0].mean_ns() == doctest::Approx(23000.0 / 3));
   CHECK(report.configs[1].mean_ns() == doctest::Approx(21000));
 }
 
@@ -105,8 +159,10 @@ TEST_CASE("the -o name pattern <dir>/<name>_kernel_trace.csv is found too") {
   CHECK_FALSE(kopt::profile::find_rocprofv3_file(temp.path(), "marker_api_trace.csv"));
 
   auto report = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("subtract"));
+  CHECK_FALSE(report.profiled); // the other kernels cannot be attributed without ranges
+  report = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("_kernel"));
   REQUIRE(report.profiled);
-  CHECK(report.configs[0].launches == 2);
+  CHECK(report.configs[0].launches == 7);
 
   auto none = kopt::profile::read_rocprofv3_output(temp.path(), with_regex("gemm"));
   CHECK_FALSE(none.profiled);

@@ -102,7 +102,9 @@ public:
   double time_run(Problem &problem) override {
     KOPT_GPU_CHECK(R, R::read_async(flush_.get(), flush_.bytes(), stream_));
     // Only timed runs lie between profiler start and stop: a profiler told to wait for the
-    // start (ncu --profile-from-start off) leaves the warm-ups and the flush alone.
+    // start (ncu --profile-from-start off) leaves the warm-ups and the flush alone. kopt counts
+    // every launch in between as the candidate's work (profile/ncu.hpp), so the harness's own
+    // launches (this flush, the output's poisoning before it) must stay outside.
     KOPT_GPU_CHECK(R, R::profiler_start());
     KOPT_GPU_CHECK(R, R::event_record(start_, stream_));
     problem.run();
