@@ -342,13 +342,12 @@ void load_sources(Family &f, const Fields &top) {
 // timeout_s and compile_budget_s.
 void load_limits(Family &f, const Fields &top) {
   f.timeout_s = top.number_or("timeout_s", defaults::timeout_s);
-  if (!(f.timeout_s > 0) || !std::isfinite(f.timeout_s)) {
+  if (!(f.timeout_s > 0)) {
     throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
                 top.json().at("timeout_s").dump());
   }
   f.compile_budget_s = top.number_or("compile_budget_s", 0);
-  if (top.has("compile_budget_s") &&
-      (!(f.compile_budget_s > 0) || !std::isfinite(f.compile_budget_s))) {
+  if (top.has("compile_budget_s") && !(f.compile_budget_s > 0)) {
     throw Error(top.where("compile_budget_s") + ": expected a positive number of seconds, got " +
                 top.json().at("compile_budget_s").dump());
   }
