@@ -1,5 +1,6 @@
 #include "profile/bench.hpp"
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/check.hpp"
@@ -51,7 +52,7 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
                  "side-by-side rounds of BEST and the candidate (default: family.json's "
                  "bench.rounds, else " +
                      std::to_string(spec::defaults::rounds) + ")")
-      ->check(CLI::Range(2, 1000));
+      ->check(whole_number(2, 1000));
   app.add_option(
       "--build-dir", options.build_dir,
       "build the candidate's harness (and the baseline's and BEST's) in this tree first");

@@ -1,4 +1,5 @@
 #include "buildinfo/build_report.hpp"
+#include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "spec/family.hpp"
 #include "util/json_file.hpp"
@@ -27,9 +28,9 @@ Handler setup_build_report(CLI::App &app) {
   app.add_option("build_dir", options->build_dir, "the ninja build folder")->required();
   app.add_option("--jobs", options->jobs,
                  "the parallelism the efficiency is measured against (default: the cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   app.add_option("--top", options->top, "how many of the slowest TUs to list")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   app.add_option("--spec", options->spec,
                  "family.json: check the family's compile_budget_s, exit 1 when over");
   return [options](Context &context) {

@@ -1,4 +1,5 @@
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
@@ -27,7 +28,7 @@ Handler setup_calibrate(CLI::App &app) {
   app.add_option("--rounds", options->rounds,
                  "side-by-side rounds (default: family.json's bench.rounds, else " +
                      std::to_string(spec::defaults::rounds) + ")")
-      ->check(CLI::Range(2, 1000));
+      ->check(whole_number(2, 1000));
   add_quiet_option(app, options->quiet);
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);

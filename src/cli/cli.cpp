@@ -1,6 +1,7 @@
 #include "cli/cli.hpp"
 
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/text.hpp"
@@ -18,7 +19,7 @@ void add_ties_option(CLI::App &app, double &ties) {
   app.add_option("--ties", ties,
                  "tuned choice: kernels within (1+ties) x a shape's fastest are tied, and the one "
                  "within the ties on the most shapes wins (0: the plain argmin)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_number(0, 1))
       ->capture_default_str();
 }
 

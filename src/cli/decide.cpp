@@ -1,5 +1,6 @@
 #include "decide/decide.hpp"
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "round/steps.hpp"
@@ -34,16 +35,18 @@ Handler setup_decide(CLI::App &app) {
   app.add_option("--noise", options->noise,
                  "the threshold: a class's interval beyond it counts at once (default: "
                  "family.json's keep.threshold, else " +
-                     util::format_number(spec::defaults::keep_threshold) + ")");
+                     util::format_number(spec::defaults::keep_threshold) + ")")
+      ->check(finite_number(0, 1));
   app.add_option("--confidence", options->confidence,
                  "the confidence of each class's interval (default: family.json's "
                  "keep.confidence, else " +
                      util::format_number(spec::defaults::keep_confidence) + ")")
-      ->check(CLI::Range(0.5, 0.9999));
+      ->check(finite_number(0.5, 0.9999));
   app.add_option("--max-regression", options->max_regression,
                  "how much worse a non-target class may get and still keep (default: "
                  "family.json's keep.max_regression, else " +
-                     util::format_number(spec::defaults::keep_max_regression) + ")");
+                     util::format_number(spec::defaults::keep_max_regression) + ")")
+      ->check(finite_number(0, 1));
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");
   app.add_flag("--weight-by-count", options->weight_by_count,

@@ -1,5 +1,6 @@
 #include "cli/family_options.hpp"
 
+#include "cli/number_options.hpp"
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
 #include "round/round.hpp"
@@ -24,6 +25,7 @@ void FamilyOptions::add_to(CLI::App &app) {
   app.add_option("--ledger", ledger, "the ledger folder (default: <state-dir>/ledger)");
   app.add_option("--gpu-wait-min", gpu_wait_min,
                  "GPU families: minutes to wait for an idle GPU (re-checked every 10 min)")
+      ->check(finite_number(0))
       ->capture_default_str();
 }
 

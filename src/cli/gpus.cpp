@@ -1,5 +1,6 @@
 #include "cli/subcommands.hpp"
 
+#include "cli/number_options.hpp"
 #include "gpu/gate.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -47,9 +48,11 @@ Handler setup_gpus(CLI::App &app) {
   auto options = std::make_shared<gpu::GateOptions>();
   app.add_option("--sample-gap", options->sample_gap_s,
                  "seconds between the two samples whose memory must not grow")
+      ->check(finite_number(0))
       ->capture_default_str();
   app.add_option("--max-utilization", options->max_utilization_pct,
                  "the highest utilisation (%) that still counts as idle")
+      ->check(finite_number(0, 100))
       ->capture_default_str();
   return [options](Context &context) {
     util::RealProcessRunner runner;

@@ -1,3 +1,4 @@
+#include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "heuristic/fit.hpp"
 #include "spec/family.hpp"
@@ -39,17 +40,21 @@ struct HeuristicOptions {
 
 void add_fit_options(CLI::App &app, HeuristicOptions &o) {
   app.add_flag("--json", o.json, "print a machine-readable JSON result instead of text");
-  app.add_option("--max-arms", o.fit.max_arms, "the most rules")->capture_default_str();
+  app.add_option("--max-arms", o.fit.max_arms, "the most rules")
+      ->check(whole_number(1))
+      ->capture_default_str();
   app.add_option("--features", o.features,
                  "comma-separated features: columns, A*B, fill(BMxBN,C), waves(BMxBN,C), X/Y "
                  "(docs/FORMATS.md)")
       ->capture_default_str();
   app.add_option("--min-leaf", o.fit.min_leaf, "the fewest shapes behind a rule")
+      ->check(whole_number(1))
       ->capture_default_str();
   app.add_option("--within", o.fit.within,
                  "fit to the slowdown beyond this slack of the tuned time (0.02: a kernel within "
                  "2% is a hit, as eval's within match scores it with --ties 0.02; best-first tree "
                  "only); 0: tie-slack cost")
+      ->check(finite_number(0, 1))
       ->capture_default_str();
   add_ties_option(app, o.ties);
 }
@@ -135,10 +140,12 @@ void add_eval_subcommand(CLI::App &app, HeuristicOptions &o) {
   auto *hf = o.eval_app->add_option(
       "--holdout-frac", o.holdout_frac,
       "cross-validate: hold out this fraction of the groups at a time (1/F folds)");
+  hf->check(finite_number(0, 1));
   auto *hs = o.eval_app->add_option(
       "--holdout-seeded", o.holdout_seeded,
       "fit on all but round(F x groups) groups chosen by a shuffle seeded with --seed, and "
       "score them (docs/FORMATS.md: reproducible from the same table)");
+  hs->check(finite_number(0, 1));
   o.eval_app->add_option("--seed", o.seed, "the seed of --holdout-seeded")->capture_default_str();
   ho->excludes(hf)->excludes(hs);
   hf->excludes(hs);

@@ -1,4 +1,5 @@
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/record_candidate.hpp"
 
@@ -25,7 +26,8 @@ Handler setup_record(CLI::App &app) {
       ->required();
   app.add_option("--max-consecutive", options->limits.max_consecutive,
                  "stop after this many consecutive measured regressions (default " +
-                     std::to_string(ledger::Options{}.max_consecutive) + ")");
+                     std::to_string(ledger::Options{}.max_consecutive) + ")")
+      ->check(whole_number(1));
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     ledger::RecordRun run = ledger::record_candidate(

@@ -1,5 +1,6 @@
 #include "round/round.hpp"
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -26,9 +27,10 @@ Handler setup_round(CLI::App &app) {
   app.add_option("--prefix", options->round.prefix, "the PREFIX given to kopt_add_family");
   app.add_option("--rounds", options->round.rounds,
                  "side-by-side rounds (default: family.json's bench.rounds, else 6)")
-      ->check(CLI::Range(2, 1000));
+      ->check(whole_number(2, 1000));
   app.add_option("--max-consecutive", options->round.limits.max_consecutive,
-                 "stop after this many consecutive measured regressions (default 5)");
+                 "stop after this many consecutive measured regressions (default 5)")
+      ->check(whole_number(1));
   return [options](Context &context) {
     round::RoundOptions request = options->round;
     request.spec = options->family.spec;

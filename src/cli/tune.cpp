@@ -1,5 +1,6 @@
 #include "tune/tune.hpp"
 #include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "util/error.hpp"
@@ -44,9 +45,13 @@ Handler setup_tune(CLI::App &app) {
   app.add_option("--configs", options->configs, "configs CSV to tune on (default: the family's)");
   app.add_option("--build-dir", options->build_dir, "build the candidate's harness here first");
   app.add_option("--prefix", options->prefix, "the PREFIX given to kopt_add_family");
-  app.add_option("--chunk", options->tune.chunk, "configs per harness run")->capture_default_str();
-  app.add_option("--warmup", options->tune.warmup, "warm-up runs per config (default: family's)");
-  app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)");
+  app.add_option("--chunk", options->tune.chunk, "configs per harness run")
+      ->check(whole_number(1))
+      ->capture_default_str();
+  app.add_option("--warmup", options->tune.warmup, "warm-up runs per config (default: family's)")
+      ->check(whole_number(0, 1000000));
+  app.add_option("--repeat", options->tune.repeat, "timed runs per config (default: family's)")
+      ->check(whole_number(1, 1000000));
   add_ties_option(app, options->tune.ties);
   add_quiet_option(app, options->quiet);
   return [options](Context &context) {

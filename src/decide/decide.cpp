@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -242,7 +243,8 @@ Decision describe(const Measurement &best, const Measurement &candidate, const R
   Decision d;
   d.family = candidate.family.empty() ? best.family : candidate.family;
   d.candidate = candidate.candidate;
-  d.hash = candidate.hash;
+  // A candidate that printed no hash (it failed first) is bound to the content it was decided for.
+  d.hash = candidate.hash.empty() ? request.expected_hash : candidate.hash;
   d.best = best.candidate;
   d.best_hash = best.hash;
   d.target = request.target.empty() ? "global" : request.target;
@@ -623,6 +625,7 @@ std::vector<std::string> correctness_problems(const Measurement &m, const std::s
 
 namespace {
 
+<<<<<<< HEAD
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
 std::vector<OutsideKernel> outside_regex(const Measurement &m) {
   std::vector<OutsideKernel> found;
@@ -663,6 +666,47 @@ std::string describe_outside(const std::vector<OutsideKernel> &kernels) {
 
 Decision decide_measured(const Measurement &best, const Measurement &candidate,
                          const Request &request, const Options &options) {
+=======
+std::string shown(const std::string &value) { return value.empty() ? "(none)" : value; }
+
+[[noreturn]] void refuse_field(const std::string &file, const std::string &field,
+                               const std::string &expected, const std::string &got,
+                               const std::string &why, const std::string &remedy) {
+  throw Error(file + ": " + field + ": expected " + shown(expected) + ", got " + shown(got) + ": " +
+              why + "; " + remedy);
+}
+
+} // namespace
+
+void check_measured(const Measurement &m, const std::string &file, const Identity &expected,
+                    const Identity &best, const std::string &remedy) {
+  if (m.candidate != expected.id) {
+    refuse_field(file, "candidate", expected.id, m.candidate, "a measurement of another candidate",
+                 remedy);
+  }
+  // A harness that failed before it printed its hash leaves none; any hash it printed must be
+  // the content's now.
+  bool printed = !m.hash.empty() || m.ok();
+  if (!expected.hash.empty() && printed && m.hash != expected.hash) {
+    refuse_field(file, "hash", expected.hash, m.hash,
+                 "measured from other content than candidate " + expected.id + "'s now", remedy);
+  }
+  if (m.paired_best.empty()) {
+    return;
+  }
+  if (m.paired_best != best.id) {
+    refuse_field(file, "paired_best", best.id, m.paired_best,
+                 "measured beside another candidate than BEST", remedy);
+  }
+  if (!best.hash.empty() && m.paired_best_hash != best.hash) {
+    refuse_field(file, "paired_best_hash", best.hash, m.paired_best_hash,
+                 "measured beside other content than BEST " + best.id + "'s", remedy);
+  }
+}
+
+Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
+                const Options &options) {
+>>>>>>> integrity
   Decision d = describe(best, candidate, request, options);
   if (!request.identical_to.empty()) {
     d.identical_to = request.identical_to;
@@ -878,14 +922,31 @@ nlohmann::json to_json(const Decision &d) {
 
 namespace {
 
+constexpr double kMaxNumber = std::numeric_limits<double>::max();
+
+// Returns j[key] as a finite number in [low, high] (read back by record: a NaN or negative
+// threshold or time would decide nothing the way it claims to).
+double number_in(const nlohmann::json &j, const char *key, double low, double high,
+                 const std::string &where) {
+  double value = util::json_field<double>(j, key, where);
+  if (!std::isfinite(value) || value < low || value > high) {
+    std::string range = high == kMaxNumber ? ">= " + util::format_number(low)
+                                           : "in [" + util::format_number(low) + ", " +
+                                                 util::format_number(high) + "]";
+    throw Error(where + ": " + key + ": expected a finite number " + range + ", got " +
+                util::format_number(value));
+  }
+  return value;
+}
+
 ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   ClassRow row;
   row.config_class = util::json_field<std::string>(j, "class", where);
   row.configs = static_cast<int>(util::json_int_in(j, "configs", 0, INT32_MAX, where));
-  row.best_us = util::json_field<double>(j, "best_us", where);
-  row.candidate_us = util::json_field<double>(j, "candidate_us", where);
-  row.ratio = util::json_field<double>(j, "ratio", where);
-  row.change = util::json_field<double>(j, "change", where);
+  row.best_us = number_in(j, "best_us", 0, kMaxNumber, where);
+  row.candidate_us = number_in(j, "candidate_us", 0, kMaxNumber, where);
+  row.ratio = number_in(j, "ratio", 0, kMaxNumber, where);
+  row.change = number_in(j, "change", -1, kMaxNumber, where);
   std::string state = util::json_field<std::string>(j, "state", where);
   if (state == "better") {
     row.state = State::better;
@@ -903,8 +964,8 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   auto high = util::json_field_or<nlohmann::json>(j, "high", nullptr, where);
   row.has_interval = !low.is_null() && !high.is_null();
   if (row.has_interval) {
-    row.low = util::json_field<double>(j, "low", where);
-    row.high = util::json_field<double>(j, "high", where);
+    row.low = number_in(j, "low", -1, kMaxNumber, where);
+    row.high = number_in(j, "high", row.low, kMaxNumber, where);
   }
   return row;
 }
@@ -921,10 +982,10 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.target = util::json_field<std::string>(j, "target", source);
   d.date = util::json_field<std::string>(j, "date", source);
   d.measured_by = util::json_field<std::string>(j, "measured_by", source);
-  d.options.noise = util::json_field<double>(j, "noise", source);
-  d.options.max_regression = util::json_field<double>(j, "max_regression", source);
-  d.options.confidence =
-      util::json_field_or<double>(j, "confidence", spec::defaults::keep_confidence, source);
+  d.options.noise = number_in(j, "noise", 0, 1, source);
+  d.options.max_regression = number_in(j, "max_regression", 0, 1, source);
+  d.options.confidence = j.contains("confidence") ? number_in(j, "confidence", 0.5, 1, source)
+                                                  : spec::defaults::keep_confidence;
   std::string method = util::json_field_or<std::string>(j, "method", "means", source);
   if (method != "paired" && method != "means") {
     throw Error(source + ": method: expected one of paired, means, got '" + method + "'");

@@ -160,6 +160,18 @@ bool is_correct(const profile::ConfigResult &config);
 std::vector<std::string> correctness_problems(const profile::Measurement &m, const std::string &id,
                                               const std::string &expected_hash);
 
+/// Who a measurement or decision must be of: a candidate's id and its content hash now.
+struct Identity {
+  std::string id;
+  std::string hash; ///< empty: not checked
+};
+
+/// Checks that measurement `m`, read from `file`, is of `expected` (its candidate id, and its
+/// hash: one that printed none must have failed) and, when it was measured side by side, beside
+/// `best`; throws kopt::Error "<file>: <field>: expected <x>, got <y>: <why>; <remedy>" otherwise.
+void check_measured(const profile::Measurement &m, const std::string &file,
+                    const Identity &expected, const Identity &best, const std::string &remedy);
+
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,
                 const Request &request, const Options &options = {});

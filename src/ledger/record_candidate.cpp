@@ -29,6 +29,23 @@ std::optional<Recorded> record_baseline(const spec::Layout &layout, const spec::
 
 } // namespace
 
+void check_decided(const decide::Decision &decision, const std::string &id,
+                   const std::string &hash) {
+  auto refuse = [&](const std::string &field, const std::string &expected, const std::string &got,
+                    const std::string &why) {
+    throw Error(decision.file + ": " + field + ": expected " + expected + ", got " +
+                (got.empty() ? "(none)" : got) + ": " + why + "; run kopt decide --candidate " +
+                id + " again");
+  };
+  if (decision.candidate != id) {
+    refuse("candidate", id, decision.candidate, "a decision of another candidate");
+  }
+  if (decision.hash != hash) {
+    refuse("hash", hash, decision.hash,
+           "candidate " + id + "'s content is not what was decided (changed since, or edited)");
+  }
+}
+
 RecordRun record_candidate(const spec::Layout &layout, const spec::Family &family,
                            const candidate::CandidateSet &candidates, const std::string &id,
                            const Options &options) {
@@ -40,11 +57,18 @@ RecordRun record_candidate(const spec::Layout &layout, const spec::Family &famil
                 candidate.id() + " first");
   }
   decide::Decision decision = decide::read_decision(decision_path);
+  std::string hash = candidates.content_hash(family, candidate.id());
+  check_decided(decision, candidate.id(), hash);
   std::filesystem::path measurement_path = layout.measurement(candidate.id());
   profile::Measurement measurement =
       std::filesystem::exists(measurement_path, ec)
           ? profile::read_measurement(measurement_path)
           : decide::missing_measurement(candidate.id(), measurement_path);
+  // The measurement gives performance.md its kernels: it must still be the one decided.
+  decide::check_measured(measurement, measurement_path.string(), {candidate.id(), hash},
+                         {decision.best, decision.best_hash},
+                         "run candidate_" + candidate.id() + "_bench and kopt decide --candidate " +
+                             candidate.id() + " again");
 
   Files files{layout.ledger};
   RecordRun run;

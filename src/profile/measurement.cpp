@@ -4,6 +4,10 @@
 #include "util/json_file.hpp"
 #include "util/text.hpp"
 
+#include <kopt/harness/config.hpp>
+
+#include <cmath>
+
 namespace kopt::profile {
 
 namespace {
@@ -13,6 +17,25 @@ std::string short_hash(const std::string &hash) {
 }
 
 std::string quoted(const std::string &text) { return text.empty() ? "(none)" : "'" + text + "'"; }
+
+// A time is a positive finite number of microseconds: a zero, negative or non-finite one (JSON's
+// null for NaN) would turn geomeans and intervals into NaN or a sign flip.
+void check_time(double us, const std::string &where, const std::string &field) {
+  if (!(us > 0) || !std::isfinite(us)) {
+    throw Error(where + ": " + field + ": expected a positive finite time in us, got " +
+                util::format_number(us));
+  }
+}
+
+void check_times(const ConfigResult &c, const std::string &where) {
+  check_time(c.us, where, "us");
+  for (size_t k = 0; k < c.rounds.size(); ++k) {
+    for (size_t i = 0; i < c.rounds[k].size(); ++i) {
+      check_time(c.rounds[k][i], where,
+                 "samples[" + std::to_string(k) + "][" + std::to_string(i) + "]");
+    }
+  }
+}
 
 } // namespace
 
@@ -143,6 +166,7 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     c.us = util::json_field<double>(row, "us", where);
     c.harness_us = util::json_field<double>(row, "harness_us", where);
     c.rounds = util::json_field_or<std::vector<std::vector<double>>>(row, "samples", {}, where);
+    check_times(c, where + " (" + harness::config_label(m.config_columns, c.values) + ")");
     if (!row.contains("err")) {
       throw Error(where + ": missing field 'err'");
     }

@@ -45,20 +45,23 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   if (fs::exists(loaded.layout.calibration(), ec)) {
     request.calibration = decide::read_calibration(loaded.layout.calibration());
   }
-  // Side by side, BEST's samples are the ones measured beside the candidate.
-  profile::Measurement measured = read_or_missing(loaded.layout.measurement(id), id);
+  // Side by side, BEST's samples are the ones measured beside the candidate. Each file must be
+  // of the code it stands for now: a copied, stale or forged one is refused, never decided.
+  decide::Identity own{id, request.expected_hash};
+  decide::Identity best_identity{best.id, best.hash};
+  std::string remedy = "run candidate_" + id + "_bench again";
+  fs::path path = loaded.layout.measurement(id);
+  profile::Measurement measured = read_or_missing(path, id);
+  decide::check_measured(measured, path.string(), own, best_identity, remedy);
   profile::Measurement best_measured;
   if (!measured.paired_best.empty()) {
-    best_measured = read_or_missing(loaded.layout.paired_best(id), measured.paired_best);
-    if (best_measured.ok() && measured.paired_best != best.id) {
-      best_measured.status = "failed";
-      best_measured.reason = "candidate " + id + " was measured beside BEST " +
-                             measured.paired_best + ", but BEST is now " + best.id +
-                             ": benchmark it again (target candidate_" + id + "_bench)";
-    }
+    path = loaded.layout.paired_best(id);
+    best_measured = read_or_missing(path, measured.paired_best);
   } else {
-    best_measured = read_or_missing(loaded.layout.measurement(best.id), best.id);
+    path = loaded.layout.measurement(best.id);
+    best_measured = read_or_missing(path, best.id);
   }
+  decide::check_measured(best_measured, path.string(), best_identity, best_identity, remedy);
   decide::Decision decision = decide::decide(best_measured, measured, request, options);
   decide::write_decision(decision_path, decision);
   return decision;

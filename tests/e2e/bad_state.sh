@@ -1,7 +1,9 @@
 # Files kopt wrote, damaged afterwards (a killed process, a bad edit): a truncated state.json, a
 # garbage measurement.json, an attempts.jsonl whose last line was cut or that holds garbage. Each
 # command that reads one fails with an error naming that file (attempts.jsonl: file:line), and no
-# file of the state changes; once repaired, the next record appends a whole line.
+# file of the state changes; once repaired, the next record appends a whole line. Then verdicts
+# bound to content: a measurement of another candidate, a decision.json whose hash was forged and
+# a candidate edited after its decision are refused by decide and record, naming the file.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -59,3 +61,30 @@ tail -1 "$attempts" | python3 -c 'import json, sys; r = json.loads(sys.stdin.rea
   fail "the new attempt is not a whole JSON line of its own: $(tail -2 "$attempts")"
 [ "$(wc -l <"$attempts")" -eq $((lines + 1)) ] || fail "expected one more line in attempts.jsonl"
 echo "ok: the record after the repair is whole"
+
+echo "--- verdicts bound to content: a foreign measurement, a forged decision, 01 edited after it"
+m=$state/results/01/measurement.json
+d=$state/results/01/decision.json
+cp "$m" "$WORK/measurement.json.good"
+cp "$d" "$WORK/decision.json.good"
+set_field() { # file key value: a hand edit of one top-level field
+  python3 -c 'import json, sys; p, k, v = sys.argv[1:]; j = json.load(open(p)); j[k] = v; json.dump(j, open(p, "w"))' "$@"
+}
+set_field "$m" candidate 00
+expect_error_naming "$m: candidate: expected 01, got 00: a measurement of another candidate" \
+  "$KOPT" decide "${kopt_family[@]}" --candidate 01
+grep -q "verdict: keep" "$WORK/out.log" && fail "a measurement of BEST decided keep for 01"
+cp "$WORK/measurement.json.good" "$m"
+
+set_field "$d" hash abc
+set_field "$d" verdict keep
+expect_error_naming "$d: hash: expected" "$KOPT" record "${kopt_family[@]}" --candidate 01
+grep -qF "got abc" "$WORK/out.log" || fail "the error does not name the forged hash: $(cat "$WORK/out.log")"
+cp "$WORK/decision.json.good" "$d"
+
+kernel=$family_src/candidates/01/gemm_kernel.hpp
+cp "$kernel" "$WORK/gemm_kernel.hpp.good"
+echo "// edited after its decision" >>"$kernel"
+expect_error_naming "$d: hash: expected" "$KOPT" record "${kopt_family[@]}" --candidate 01
+grep -qF "run kopt decide --candidate 01 again" "$WORK/out.log" || fail "no way out named"
+cp "$WORK/gemm_kernel.hpp.good" "$kernel"

@@ -1,5 +1,5 @@
 # The CLI's conventions with the real kopt and no build: a usage error exits 2 and names the
-# option at fault, --json is taken after a nested subcommand and prints JSON, status without a
+# option at fault (a numeric one names its range), --json is taken after a nested subcommand and prints JSON, status without a
 # ledger is a JSON object with an error, a missing state folder is an error, heuristic eval has
 # one --ties, and ls / log answer in JSON.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
@@ -26,6 +26,14 @@ echo "--- a missing required option and a bad value exit 2 too (not CLI11's 106 
 run 2 "$KOPT" bench --candidate 01
 grep -q "kopt: error: bench: --spec is required" "$WORK/err" || { cat "$WORK/err"; fail "required"; }
 run 2 "$KOPT" bench "${fam[@]}" --rounds one
+echo "--- numeric options are finite and in range: nan, inf and negatives exit 2, naming the range"
+for args in "decide --candidate 01 --noise nan" "decide --candidate 01 --confidence inf" \
+  "decide --candidate 01 --max-regression -5" "record --candidate 01 --max-consecutive -1"; do
+  run 2 "$KOPT" $args "${fam[@]}"
+  grep -q "kopt: error: ${args%% *}: --[a-z-]*: expected a \(finite\|whole\) number" "$WORK/err" ||
+    { cat "$WORK/err"; fail "not refused with its range: $args"; }
+done
+grep -qF -- "--max-consecutive: expected a whole number >= 1, got -1" "$WORK/err" || fail "range text"
 run 0 "$KOPT" bench --help
 run 0 "$KOPT" --version
 

@@ -1,0 +1,52 @@
+#include "profile/measurement.hpp"
+
+#include "util/error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <limits>
+
+using kopt::profile::Measurement;
+using kopt::profile::measurement_from_json;
+
+namespace {
+
+// A measurement of 01 with one config M=64 whose `us` and samples are given.
+nlohmann::json with_times(const nlohmann::json &us, const nlohmann::json &samples) {
+  Measurement m;
+  m.family = "tiny";
+  m.candidate = "01";
+  m.hash = "h01";
+  m.config_columns = {"M"};
+  m.configs.push_back({{"64"}, "small", "k", 1.0, 1.0, 0, true, {}});
+  nlohmann::json j = kopt::profile::to_json(m);
+  j["configs"][0]["us"] = us;
+  j["configs"][0]["samples"] = samples;
+  return j;
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("profile::measurement");
+
+TEST_CASE("times are positive and finite") {
+  CHECK(measurement_from_json(with_times(2.5, {{2.0, 3.0}}), "m.json").configs[0].us == 2.5);
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(2.5, {{2.0, -3.0}}), "m.json"),
+                      "m.json: configs[0] (M=64): samples[0][1]: expected a positive finite time "
+                      "in us, got -3");
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(0, {{2.0}}), "m.json"),
+                      "m.json: configs[0] (M=64): us: expected a positive finite time in us, "
+                      "got 0");
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(-1.5, nlohmann::json::array()), "m.json"),
+                      "m.json: configs[0] (M=64): us: expected a positive finite time in us, "
+                      "got -1.5");
+  // JSON has no NaN or infinity: nlohmann writes NaN as null (and refuses 1e999 when it reads);
+  // a reader given parsed JSON may still meet one.
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(nullptr, {{2.0}}), "m.json"),
+                      "m.json: configs[0]: field 'us' has the wrong type");
+  REQUIRE_THROWS_WITH(
+      measurement_from_json(with_times(2.5, {{std::numeric_limits<double>::infinity()}}), "m.json"),
+      "m.json: configs[0] (M=64): samples[0][0]: expected a positive finite time in us, got inf");
+}
+
+TEST_SUITE_END();
