@@ -625,7 +625,45 @@ std::vector<std::string> correctness_problems(const Measurement &m, const std::s
 
 namespace {
 
-<<<<<<< HEAD
+std::string shown(const std::string &value) { return value.empty() ? "(none)" : value; }
+
+[[noreturn]] void refuse_field(const std::string &file, const std::string &field,
+                               const std::string &expected, const std::string &got,
+                               const std::string &why, const std::string &remedy) {
+  throw Error(file + ": " + field + ": expected " + shown(expected) + ", got " + shown(got) + ": " +
+              why + "; " + remedy);
+}
+
+} // namespace
+
+void check_measured(const Measurement &m, const std::string &file, const Identity &expected,
+                    const Identity &best, const std::string &remedy) {
+  if (m.candidate != expected.id) {
+    refuse_field(file, "candidate", expected.id, m.candidate, "a measurement of another candidate",
+                 remedy);
+  }
+  // A harness that failed before it printed its hash leaves none; any hash it printed must be
+  // the content's now.
+  bool printed = !m.hash.empty() || m.ok();
+  if (!expected.hash.empty() && printed && m.hash != expected.hash) {
+    refuse_field(file, "hash", expected.hash, m.hash,
+                 "measured from other content than candidate " + expected.id + "'s now", remedy);
+  }
+  if (m.paired_best.empty()) {
+    return;
+  }
+  if (m.paired_best != best.id) {
+    refuse_field(file, "paired_best", best.id, m.paired_best,
+                 "measured beside another candidate than BEST", remedy);
+  }
+  if (!best.hash.empty() && m.paired_best_hash != best.hash) {
+    refuse_field(file, "paired_best_hash", best.hash, m.paired_best_hash,
+                 "measured beside other content than BEST " + best.id + "'s", remedy);
+  }
+}
+
+namespace {
+
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
 std::vector<OutsideKernel> outside_regex(const Measurement &m) {
   std::vector<OutsideKernel> found;
@@ -666,47 +704,6 @@ std::string describe_outside(const std::vector<OutsideKernel> &kernels) {
 
 Decision decide_measured(const Measurement &best, const Measurement &candidate,
                          const Request &request, const Options &options) {
-=======
-std::string shown(const std::string &value) { return value.empty() ? "(none)" : value; }
-
-[[noreturn]] void refuse_field(const std::string &file, const std::string &field,
-                               const std::string &expected, const std::string &got,
-                               const std::string &why, const std::string &remedy) {
-  throw Error(file + ": " + field + ": expected " + shown(expected) + ", got " + shown(got) + ": " +
-              why + "; " + remedy);
-}
-
-} // namespace
-
-void check_measured(const Measurement &m, const std::string &file, const Identity &expected,
-                    const Identity &best, const std::string &remedy) {
-  if (m.candidate != expected.id) {
-    refuse_field(file, "candidate", expected.id, m.candidate, "a measurement of another candidate",
-                 remedy);
-  }
-  // A harness that failed before it printed its hash leaves none; any hash it printed must be
-  // the content's now.
-  bool printed = !m.hash.empty() || m.ok();
-  if (!expected.hash.empty() && printed && m.hash != expected.hash) {
-    refuse_field(file, "hash", expected.hash, m.hash,
-                 "measured from other content than candidate " + expected.id + "'s now", remedy);
-  }
-  if (m.paired_best.empty()) {
-    return;
-  }
-  if (m.paired_best != best.id) {
-    refuse_field(file, "paired_best", best.id, m.paired_best,
-                 "measured beside another candidate than BEST", remedy);
-  }
-  if (!best.hash.empty() && m.paired_best_hash != best.hash) {
-    refuse_field(file, "paired_best_hash", best.hash, m.paired_best_hash,
-                 "measured beside other content than BEST " + best.id + "'s", remedy);
-  }
-}
-
-Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
-                const Options &options) {
->>>>>>> integrity
   Decision d = describe(best, candidate, request, options);
   if (!request.identical_to.empty()) {
     d.identical_to = request.identical_to;

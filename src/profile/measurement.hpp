@@ -35,16 +35,16 @@ struct ConfigResult {
   double harness_us = 0; ///< the harness's own timing, microseconds
   double err = 0;        ///< mismatch ratio against the golden; 0 is correct
   bool err_known = true; ///< false when no golden was compared (then correctness fails)
-  /// Timed runs whose output the harness checked against the family's reference, over every
-  /// round; 0 when the family has none (kopt keeps no such candidate), -1 when not recorded
-  /// (a measurement from before runs were checked).
-  int checked = -1;
-  std::string check; ///< the first failed check, "round 2: timed run 3: 5 of 64 outputs wrong"
   /// Every timed launch's keep-metric time in microseconds, one list per round (one harness
   /// run each); empty in measurements written before samples were kept.
   std::vector<std::vector<double>> rounds;
   /// Counted kernels outside kernel_regex (profiled measurements only), in first-seen order.
   std::vector<OutsideKernel> outside_regex;
+  /// Timed runs whose output the harness checked against the family's reference, over every
+  /// round; 0 when the family has none (kopt keeps no such candidate), -1 when not recorded
+  /// (a measurement from before runs were checked).
+  int checked = -1;
+  std::string check; ///< the first failed check, "round 2: timed run 3: 5 of 64 outputs wrong"
 };
 
 /// Everything `kopt bench` learned about one candidate: measurement.json.
