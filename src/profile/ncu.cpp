@@ -129,11 +129,25 @@ std::string split_runs(const Launches &launches, int runs_per_config, HarnessFlu
              " launches of the harness's L2 flush (kopt_l2_flush_read), expected " +
              std::to_string(runs_per_config) + ", one per timed run";
     }
+    // The harness marks each run's end (kopt_timed_end) after its stop event: what follows is
+    // its own check and the next run's fills. A harness without the mark leaves none at all.
+    bool marked = std::any_of(launches.begin(), launches.end(),
+                              [](const KernelLaunch *l) { return is_harness_end(l->kernel); });
+    std::vector<int> ends;
     for (const KernelLaunch *l : launches) {
       if (is_harness_flush(l->kernel)) {
         runs.emplace_back();
-      } else if (!runs.empty()) {
+        ends.push_back(0);
+      } else if (!runs.empty() && is_harness_end(l->kernel)) {
+        ++ends.back();
+      } else if (!runs.empty() && ends.back() == 0) {
         runs.back().push_back(l);
+      }
+    }
+    for (size_t r = 0; marked && r < runs.size(); ++r) {
+      if (ends[r] != 1) {
+        return "timed run " + std::to_string(r + 1) + " has " + std::to_string(ends[r]) +
+               " launches of the harness's end mark (kopt_timed_end), expected 1";
       }
     }
     // A run's trailing blits are the next run's poisoning (or the output's read-back): the
@@ -180,7 +194,7 @@ std::string assign_in_order(const std::vector<KernelLaunch> &launches,
     const std::string &kernel = launches[i].kernel;
     matching += family[i];
     bool harness = options.flush == HarnessFlush::inside &&
-                   (is_harness_flush(kernel) || is_runtime_blit(kernel));
+                   (is_harness_flush(kernel) || is_harness_end(kernel) || is_runtime_blit(kernel));
     if (!family[i] && !harness &&
         std::find(outside.begin(), outside.end(), kernel) == outside.end()) {
       outside.push_back(kernel);
@@ -214,6 +228,12 @@ std::string assign_in_order(const std::vector<KernelLaunch> &launches,
 }
 
 } // namespace
+
+bool is_harness_end(const std::string &kernel) {
+  std::string name = qualified_name(kernel);
+  return name == "kopt::harness::cuda::kopt_timed_end" ||
+         name == "kopt::harness::hip::kopt_timed_end";
+}
 
 bool is_harness_flush(const std::string &kernel) {
   std::string name = qualified_name(kernel);

@@ -113,6 +113,10 @@ struct KernelLaunch {
   std::string range; ///< the innermost `config_<index>` range around it; "" when none
 };
 
+/// True when `kernel` (as a profiler names it) is the harness's end-of-timed-run mark,
+/// kopt_timed_end, by its exact qualified name (launched where a trace sees every dispatch).
+bool is_harness_end(const std::string &kernel);
+
 /// Returns whether `kernel` (as a profiler names it, qualified, with template arguments and
 /// parameters or without) is the harness's L2 flush read, kopt::harness::{cuda,hip}::
 /// kopt_l2_flush_read.

@@ -122,6 +122,10 @@ struct FakeRuntime {
     log.push_back("profiler stop");
     return ok;
   }
+  static Status mark_timed_end(Stream) {
+    log.push_back("timed end");
+    return ok;
+  }
 
   static void reset() {
     log.clear();
@@ -219,9 +223,10 @@ TEST_CASE("the event timer flushes max(2 x L2, 64 MiB), times between events, re
       CHECK(timer.time_run(problem) == 1500.0);
       timer.time_run(problem);
       CHECK(FakeRuntime::log == Log{"read 104857600", "profiler start", "event record", "run",
-                                    "event record", "event synchronize", "profiler stop", "sync",
-                                    "read 104857600", "profiler start", "event record", "run",
-                                    "event record", "event synchronize", "profiler stop", "sync"});
+                                    "event record", "event synchronize", "profiler stop",
+                                    "timed end", "sync", "read 104857600", "profiler start",
+                                    "event record", "run", "event record", "event synchronize",
+                                    "profiler stop", "timed end", "sync"});
       FakeRuntime::log.clear();
     }
     CHECK(FakeRuntime::log == Log{"event destroy", "event destroy", "free"});

@@ -172,6 +172,45 @@ TEST_CASE("the harness's flush is known by its exact name, however a profiler sp
   CHECK_FALSE(is_harness_flush("kopt_l2_flush_read_v2(float*)"));
 }
 
+TEST_CASE("in a trace, a timed run ends at the harness's end mark: its check is not the run") {
+  using kopt::profile::KernelLaunch;
+  const std::string flush = "void kopt::harness::hip::kopt_l2_flush_read<0>(uint4 const*, "
+                            "unsigned long, unsigned int*)";
+  const std::string end = "void kopt::harness::hip::kopt_timed_end<0>()";
+  const std::string range = "config_0 M=64";
+  // Warm-up, then two timed runs, each followed by the check's reference and compare kernels
+  // and the next run's fill and poison.
+  std::vector<KernelLaunch> launches = {{"gemm_64x64", 900, range},
+                                        {"fill_inputs", 50, range},
+                                        {"__amd_rocclr_fillBuffer", 5, range},
+                                        {flush, 400, range},
+                                        {"gemm_64x64", 1000, range},
+                                        {"helper_work", 100, range},
+                                        {end, 1, range},
+                                        {"reference_gemm", 90000, range},
+                                        {"kopt_compare", 70, range},
+                                        {"fill_inputs", 50, range},
+                                        {"__amd_rocclr_fillBuffer", 5, range},
+                                        {flush, 400, range},
+                                        {"gemm_64x64", 1010, range},
+                                        {end, 1, range},
+                                        {"reference_gemm", 90000, range}};
+  kopt::profile::ProfileOptions options;
+  options.kernel_regex = "gemm_";
+  options.runs_per_config = 2;
+  options.flush = kopt::profile::HarnessFlush::inside;
+  auto report = kopt::profile::attribute_launches(launches, true, options, "trace");
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 1);
+  CHECK(report.configs[0].run_ns == std::vector<double>{1100, 1010});
+  // A candidate's own end mark (a second one in a run) leaves the trace unprofiled.
+  launches.insert(launches.begin() + 5, {end, 1, range});
+  auto forged = kopt::profile::attribute_launches(launches, true, options, "trace");
+  CHECK_FALSE(forged.profiled);
+  CHECK(forged.reason == "trace: config_0: timed run 1 has 2 launches of the harness's end mark "
+                         "(kopt_timed_end), expected 1");
+}
+
 TEST_CASE("only launches whose kernel name matches the regex count") {
   auto report = read_ncu_output(fixture("ncu/ncu_nvtx_details.csv"), with_regex("gemm"));
   CHECK_FALSE(report.profiled);
