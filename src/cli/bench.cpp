@@ -109,6 +109,7 @@ bool identity_refused(const LoadedFamily &loaded, const BenchOptions &options,
   if (problems.empty()) {
     return false;
   }
+  util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
   profile::Measurement m;
   m.family = loaded.family.name;
   m.candidate = id;
@@ -198,6 +199,11 @@ Handler setup_bench(CLI::App &app) {
                    "golden up to date (from candidate " + baseline + ")");
       return 0;
     }
+    // The identity check needs no GPU: a refused candidate never waits for one.
+    if (!options->golden_only && !options->best &&
+        identity_refused(loaded, *options, id, baseline, context)) {
+      return options->allow_failed ? 0 : 1;
+    }
     std::optional<profile::RunSetup> setup =
         prepare_run(loaded, options->build_dir, targets, options->family.gpu_wait_min, context.err);
     if (!setup) {
@@ -220,9 +226,6 @@ Handler setup_bench(CLI::App &app) {
     }
     if (options->reuse && measurement_stands(loaded, id, best, *setup, context)) {
       return 0;
-    }
-    if (identity_refused(loaded, *options, id, baseline, context)) {
-      return options->allow_failed ? 0 : 1;
     }
     // A BEST not yet recorded may be recorded from these samples: one of its runs compares.
     std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);

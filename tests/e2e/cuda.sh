@@ -45,3 +45,40 @@ for cheat in "$cheats"/*/; do
 done
 # shellcheck disable=SC2086 # one target per cheat
 FAMILY_DIR=$WORK/cheat_src BUILD_DIR=$WORK/cheats build_family cuda_spin $cheat_targets
+
+# The blockscale GEMM's cheats, as candidates of a copy of it. A whole build of each would cost
+# minutes per cheat here, so the memo and skip cheats compile one instance TU each (the family's
+# default kernel, with the cheat's launch code); the event-clock cheat is built whole, and the
+# bench's identity check (no GPU needed) must refuse it, naming the symbol.
+cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_gemm_a8w8_blockscale
+family=cuda_gemm_a8w8_blockscale
+cp -r "$KOPT_SOURCE_DIR/examples/$family" "$WORK/bs_src"
+for cheat in "$cheats"/*/; do
+  id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheat/candidate.json")
+  [ -n "$id" ] && [ -s "$cheat/expect.txt" ] || fail "$cheat: no candidate id or no expect.txt"
+  mkdir "$WORK/bs_src/candidates/$id" || fail "$cheat: candidate $id exists already"
+  (cd "$cheat" && cp $(ls | grep -v '^expect.txt$') "$WORK/bs_src/candidates/$id/")
+done
+bs=$WORK/bs
+cmake -S "$WORK/bs_src" -B "$bs" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$bs.configure.log" 2>&1 ||
+  { cat "$bs.configure.log"; fail "configure $family with its cheats"; }
+for slug in memo_address skip_unread; do
+  id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheats/$slug/candidate.json")
+  object=CMakeFiles/candidate_$id.dir/kopt/$family/gen/$id/instances/a8w8_bs_64x64_w2x2_s3.cu.o
+  cmake --build "$bs" --target "$object" >"$bs.$slug.log" 2>&1 ||
+    { tail -30 "$bs.$slug.log"; fail "compiling cheat $slug's instance"; }
+done
+slug=event_clock
+id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheats/$slug/candidate.json")
+cmake --build "$bs" --target candidate_00 "candidate_$id" >"$bs.$slug.log" 2>&1 ||
+  { tail -30 "$bs.$slug.log"; fail "building cheat $slug"; }
+if "$KOPT" bench --spec "$WORK/bs_src/family.json" --state-dir "$bs/kopt/$family" \
+  --candidate "$id" --identity-dir "$bs" >"$bs.$slug.bench" 2>&1; then
+  cat "$bs.$slug.bench"; fail "cheat $slug: the bench's identity check passed it"
+fi
+grep -qF "$(cat "$cheats/$slug/expect.txt")" "$bs.$slug.bench" ||
+  { cat "$bs.$slug.bench"; fail "cheat $slug: the refusal does not say $(cat "$cheats/$slug/expect.txt")"; }
+grep -q '"status": "failed"' "$bs/kopt/$family/results/$id/measurement.json" ||
+  fail "cheat $slug: no failed measurement recorded for the keep test"
+echo "$family's cheats: compiled; $slug refused: $(grep -o 'identity: symbol [^ ]*' "$bs.$slug.bench" | head -1)"
