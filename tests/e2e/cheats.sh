@@ -114,7 +114,7 @@ print("%+.1f%%" % (100 * o["change"]) if o and o.get("change") is not None else 
     fi
     [ "$correctness" = passed ] || reason="correctness failed; $reason"
     [ "$keep_test" = failed ] || bad+=("$slug: the keep test passed")
-    text="$reason"$'\n'$(cat "$log.correctness.log" "$log.keep.log" "$log.decision.json")
+    text="$reason"$'\n'$(cat "$log.correctness.log")
   fi
   case "$verdict" in
   keep | split) bad+=("$slug: $verdict ($change): $reason") ;;
