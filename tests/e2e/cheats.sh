@@ -2,7 +2,7 @@
 # tests/fixtures/cheats/host_gemm/ is a candidate written by an adversary (candidate 01's fast
 # kernel plus a cheat: memoised outputs, work done only in checked runs, work moved to other
 # threads or later calls, the golden read from disk, results rewritten...; README.md there).
-# One configure and one build of 00, 01 and every cheat (as candidates 80, 81, ...); BEST is
+# One configure and one build of 00, 01 and every cheat (as candidates 80 and up); BEST is
 # recorded as 00, then 01 is kept against it as in the README's flow; then for each cheat:
 #   cmake --build b --target candidate_NN_bench     (may fail: the failure must name the cheat)
 #   ctest -L correctness -R '^candidate_NN\.'
@@ -23,15 +23,23 @@ b=$WORK/b
 state=$b/kopt/host_gemm
 kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
 
-# The cheats as candidates 80, 81, ... in folder order; the id in candidate.json is rewritten.
+# The cheats as candidates: each keeps the id its candidate.json names when that is free (their
+# expect lines may name it: "defined in candidates/91"), else takes the next free id from 80.
 slugs=()
 ids=()
 targets=(candidate_00 candidate_01)
-id=80
+declare -A taken=([00]=1 [01]=1)
+next_id=80
 for dir in "$fixtures"/*/; do
   [ -f "$dir/candidate.json" ] || continue
   slug=$(basename "$dir")
   [ -f "$dir/expect.txt" ] || fail "$dir: no expect.txt"
+  id=$(json_get "$dir/candidate.json" id)
+  if ! [[ "$id" =~ ^[0-9]+$ ]] || [ -n "${taken[$id]:-}" ]; then
+    while [ -n "${taken[$next_id]:-}" ]; do next_id=$((next_id + 1)); done
+    id=$next_id
+  fi
+  taken[$id]=1
   mkdir -p "$family_src/candidates/$id"
   cp -r "$dir". "$family_src/candidates/$id/"
   rm -f "$family_src/candidates/$id/expect.txt"
@@ -46,7 +54,6 @@ EOF
   slugs+=("$slug")
   ids+=("$id")
   targets+=("candidate_$id")
-  id=$((id + 1))
 done
 [ "${#slugs[@]}" -gt 0 ] || fail "no cheats under $fixtures"
 echo "cheats: ${#slugs[@]} (${slugs[*]})"
