@@ -94,8 +94,9 @@ for i in "${!slugs[@]}"; do
   verdict="" change="" text=""
   if ! cmake --build "$b" --target "candidate_${id}_bench" >"$log.bench.log" 2>&1; then
     verdict="build/bench failed"
-    text=$(cat "$log.bench.log")
-    reason=$(grep -m1 -iE "error|fail" "$log.bench.log" || tail -1 "$log.bench.log")
+    # The failure's own lines, not the whole log (paths and progress lines say too much).
+    text=$(grep -iE "error|fail|refuse" "$log.bench.log" || tail -3 "$log.bench.log")
+    reason=$(head -1 <<<"$text")
   else
     correctness="passed"
     ctest --test-dir "$b" -L correctness -R "^candidate_$id\." --output-on-failure \
