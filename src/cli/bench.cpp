@@ -94,6 +94,25 @@ bool measurement_stands(const LoadedFamily &loaded, const std::string &id, const
   return false;
 }
 
+// Whether an ok measurement of `id`'s current content exists that is newer than its harness
+// binary: a bench with --identity-dir made it, so the binary passed the identity check.
+bool measured_since_built(const LoadedFamily &loaded, const std::string &id) {
+  namespace fs = std::filesystem;
+  fs::path file = loaded.layout.measurement(id);
+  fs::path harness = loaded.layout.harness(id);
+  std::error_code ec;
+  if (!fs::exists(file, ec) || !fs::exists(harness, ec) ||
+      fs::last_write_time(file, ec) < fs::last_write_time(harness, ec)) {
+    return false;
+  }
+  try {
+    profile::Measurement m = profile::read_measurement(file);
+    return m.ok() && m.hash == loaded.candidates.content_hash(loaded.family, id);
+  } catch (const Error &) {
+    return false; // the bench that follows reads it again and says what is wrong
+  }
+}
+
 // --identity-dir: returns true after recording a failed measurement of `id` when its build is
 // not provably its own code (so the keep test, which reads the measurement, fails with the
 // reason); the baseline is the family's own code and is not checked.
@@ -101,6 +120,9 @@ bool identity_refused(const LoadedFamily &loaded, const BenchOptions &options,
                       const std::string &id, const std::string &baseline, Context &context) {
   if (options.identity_dir.empty() || id == baseline) {
     return false;
+  }
+  if (options.reuse && measured_since_built(loaded, id)) {
+    return false; // that measurement was made after this binary passed the same check
   }
   util::RealProcessRunner runner;
   std::vector<std::string> problems =

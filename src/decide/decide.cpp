@@ -332,10 +332,8 @@ std::optional<Decision> refuse_incorrect(const Decision &decision, const Pairing
       std::string label = config_label(best.config_columns, c->values);
       d.incorrect.push_back({label, c->err, c->err_known});
       wrong.push_back(label + " (" +
-                      (!c->check.empty() ? c->check
-                       : c->err_known    ? "err " + util::format_number(c->err)
-                                         : std::string("err not compared")) +
-                      ")");
+                      (c->err_known ? "err " + util::format_number(c->err) : "err not compared") +
+                      (c->check.empty() ? "" : ": " + c->check) + ")");
     }
   }
   if (!wrong.empty()) {
@@ -607,7 +605,8 @@ std::vector<std::string> correctness_problems(const Measurement &m, const std::s
     }
     std::string config = config_label(m.config_columns, c.values);
     if (!c.check.empty()) {
-      wrong.push_back(config + ": " + c.check + " (kernel " + c.kernel + ")");
+      wrong.push_back(config + ": err " + util::format_number(c.err, 4) + ": " + c.check +
+                      " (kernel " + c.kernel + ")");
     } else if (!c.err_known) {
       wrong.push_back(config + ": no error reported (was the golden compared?)");
     } else {
