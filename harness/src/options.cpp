@@ -33,7 +33,7 @@ std::string usage() {
   return "usage: harness --configs FILE (--correctness | --benchmark | --full-benchmark |\n"
          "                               --write-golden FILE)\n"
          "               [--golden FILE] [--out FILE] [--warmup N] [--repeat N] [--seed N]\n"
-         "               [--kernel NAME]\n";
+         "               [--kernel NAME] [--one-cpu]\n";
 }
 
 Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec) {
@@ -82,6 +82,8 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
       options.seed = parse_count(arg, value());
     } else if (arg == "--kernel") {
       options.kernel = value();
+    } else if (arg == "--one-cpu") {
+      options.one_cpu = true;
     } else {
       throw Error("unknown argument '" + arg + "'\n" + usage());
     }
@@ -159,6 +161,9 @@ std::vector<std::string> to_args(const Options &options) {
   }
   if (!options.kernel.empty()) {
     args.insert(args.end(), {"--kernel", options.kernel});
+  }
+  if (options.one_cpu) {
+    args.emplace_back("--one-cpu");
   }
   return args;
 }

@@ -126,6 +126,15 @@ void timed_runs(Problem &problem, Timer &timer, const Options &options, Result &
     result.samples.push_back(timer.time_run(problem));
     const int after = timer.runs_on_host() ? live_threads() : -1;
     const std::string run = "timed run " + std::to_string(i + 1);
+    const double cpu = timer.cpu_us();
+    const double wall = result.samples.back();
+    if (options.one_cpu && cpu > 1.25 * wall + 1000 && result.check.empty()) {
+      // Pinned to one CPU, a run cannot use more CPU time than it took: threads of the kernel
+      // moved off that CPU (bench.pin_cpu: false is the way for a kernel that starts threads).
+      result.check = run + ": the kernel used " + format("%.0f", cpu) + " us of CPU time in " +
+                     format("%.0f", wall) + " us: it ran on more than the one CPU it is pinned to";
+      result.check_error = 1;
+    }
     if (after > threads && result.check.empty()) {
       // Work left on a thread after the timed call returned is work the timer did not see.
       result.check = run + ": the kernel left " + std::to_string(after - threads) +
@@ -292,6 +301,14 @@ int run_main(int argc, char **argv, const FamilySpec &spec) {
       std::cout << csv << std::flush;
     } else {
       write_file_atomic(options.out, csv);
+    }
+    if (!spec.make_timer) {
+      // A host family's process ends here: no exit handler or static destructor of the
+      // candidate's runs after the results are written (one could rewrite them). A GPU
+      // family's runtime and profiler need their exit handlers, and its times are the
+      // profiler's, written by another process.
+      std::cerr.flush();
+      std::_Exit(0);
     }
     return 0;
   } catch (const std::exception &error) {

@@ -268,6 +268,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   }
   args.warmup = family.warmup;
   args.repeat = family.repeat;
+  args.one_cpu = host && setup.cpu >= 0;
   util::Command command;
   command.argv = harness_argv(harness, args);
   command.timeout_s = family.timeout_s;
@@ -285,7 +286,13 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
     command.argv = rocprofv3_command(trace_dir, "kopt", plain);
   }
+  if (host) {
+    util::become_subreaper();
+  }
   util::ProcessResult result = runner.run(command);
+  // A process the candidate's harness leaves behind could run beside the next run (BEST's) and
+  // slow it down; it is killed, and the run that left it fails.
+  int left = host ? util::kill_children() : 0;
   NcuLaunches ncu_launches = NcuLaunches::timed;
   if (under_ncu && result.ok() && ncu_profiled_nothing(result.out)) {
     ncu_launches = NcuLaunches::all;
@@ -297,6 +304,13 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   fs::path log = dir / (mode == HarnessMode::correctness ? "correctness.log" : "harness.log");
   write_log(log, command, result, family.timeout_s);
   m.hash = harness_hash(result.out);
+  if (left > 0) {
+    m.status = "failed";
+    m.reason = "the harness left " + std::to_string(left) +
+               " process(es) running after it exited (killed): a candidate may leave nothing "
+               "running";
+    return m;
+  }
 
   if (!result.ok()) {
     m.status = "failed";

@@ -6,11 +6,16 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -282,6 +287,44 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   result.seconds = seconds_since(start);
   set_exit(result, status);
   return result;
+}
+
+void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+int kill_children() {
+  int killed = 0;
+  // A killed child's own orphans come to this process next: look again until none are left.
+  for (int pass = 0; pass < 16; ++pass) {
+    std::vector<pid_t> children;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      std::ifstream stat(entry.path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      // pid (comm) state ppid ...: the command may hold spaces and parentheses, so the fields
+      // are read after its last ')'.
+      size_t close = text.rfind(')');
+      char state = 0;
+      long ppid = 0;
+      if (close != std::string::npos &&
+          std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
+          ppid == ::getpid()) {
+        children.push_back(static_cast<pid_t>(std::stol(name)));
+      }
+    }
+    if (children.empty()) {
+      break;
+    }
+    for (pid_t child : children) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, nullptr, 0);
+      ++killed;
+    }
+  }
+  return killed;
 }
 
 int current_cpu() { return ::sched_getcpu(); }

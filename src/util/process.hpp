@@ -52,6 +52,15 @@ public:
   ProcessResult run(const Command &command) override;
 };
 
+/// Makes this process the reaper of its orphaned descendants (Linux's PR_SET_CHILD_SUBREAPER): a
+/// process that a child leaves running when it exits, even in a session of its own, becomes this
+/// process's child, where kill_children() finds it.
+void become_subreaper();
+
+/// Kills (SIGKILL) and reaps every child of this process that is still running, and what they
+/// leave in turn; returns how many there were.
+int kill_children();
+
 /// Returns the CPU the calling thread runs on now, or -1 when the system does not say.
 int current_cpu();
 

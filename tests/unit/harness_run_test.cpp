@@ -180,7 +180,7 @@ TEST_CASE("to_args writes what parse_options reads back, in every mode") {
   auto same = [](const Options &a, const Options &b) {
     return a.mode == b.mode && a.configs == b.configs && a.write_golden == b.write_golden &&
            a.golden == b.golden && a.out == b.out && a.warmup == b.warmup && a.repeat == b.repeat &&
-           a.seed == b.seed && a.kernel == b.kernel;
+           a.seed == b.seed && a.kernel == b.kernel && a.one_cpu == b.one_cpu;
   };
   Options bench;
   bench.mode = Mode::benchmark;
@@ -194,6 +194,10 @@ TEST_CASE("to_args writes what parse_options reads back, in every mode") {
                                                    "r.csv", "--golden", "g.bin", "--warmup", "0",
                                                    "--repeat", "4", "--kernel", "small"});
   CHECK(same(parse_options(to_args(bench), spec), bench));
+  Options pinned = bench;
+  pinned.one_cpu = true;
+  CHECK(to_args(pinned).back() == "--one-cpu");
+  CHECK(same(parse_options(to_args(pinned), spec), pinned));
   Options full = bench;
   full.mode = Mode::full_benchmark;
   full.seed = 7;
@@ -395,6 +399,33 @@ TEST_CASE("cheats are caught by the checked runs") {
       std::fill(out.begin(), out.end(), 0.0f);
     });
     CHECK(check.rfind("timed run 1: 64 of 64 outputs wrong (0 NaN", 0) == 0);
+  }
+  SUBCASE("pinned to one CPU, works on two threads at once") {
+    std::vector<std::string> pinned = bench;
+    pinned.push_back("--one-cpu");
+    FamilySpec spec = cheat_family([](const std::vector<float> &in, std::vector<float> &out, int) {
+      // Two threads spin 20 ms each, side by side where the machine lets them (a pinned run
+      // would not): the process's CPU time then exceeds the run's.
+      auto spin = [] {
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        volatile long n = 0;
+        while (std::chrono::steady_clock::now() < until) {
+          n = n + 1;
+        }
+      };
+      std::thread other(spin);
+      spin();
+      other.join();
+      doubled(in, out);
+    });
+    Result result = run_configs(configs, parse(pinned, spec), spec, log)[0];
+    if (std::thread::hardware_concurrency() > 1) {
+      CHECK(result.check.find("timed run 1: the kernel used ") == 0);
+      CHECK(result.check.find("it ran on more than the one CPU it is pinned to") !=
+            std::string::npos);
+    }
+    // Unpinned (no --one-cpu), the same kernel is a multi-threaded kernel, and correct.
+    CHECK(run_configs(configs, parse(bench, spec), spec, log)[0].check.empty());
   }
   SUBCASE("leaves the work to a thread that outlives the call") {
     // The thread only sleeps here (one that wrote the output later would outlive the buffers):

@@ -75,4 +75,14 @@ TEST_CASE("current_cpu is one of the CPUs this process may run on") {
   CHECK(CPU_ISSET(cpu, &set));
 }
 
+TEST_CASE("a process a child leaves behind, in a session of its own, is found and killed") {
+  kopt::util::become_subreaper();
+  RealProcessRunner runner;
+  ProcessResult result =
+      runner.run(Command{{"sh", "-c", "(setsid sleep 30 >/dev/null 2>&1 &); exit 0"}, {}, {}, 10});
+  REQUIRE(result.ok());
+  CHECK(kopt::util::kill_children() == 1);
+  CHECK(kopt::util::kill_children() == 0);
+}
+
 TEST_SUITE_END();

@@ -46,6 +46,9 @@ struct Options {
   int repeat = 1;
   std::uint64_t seed = default_seed;
   std::string kernel; ///< empty: each config's kernel comes from the dispatch
+  /// The run is pinned to one CPU (a host family's): a timed run whose process used more CPU
+  /// time than the run took ran on other CPUs too, and fails its check.
+  bool one_cpu = false;
   bool help = false;
 };
 
@@ -105,7 +108,9 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
 
 /// The harness program: prints `kopt-candidate: <id> <hash>` first on stdout, runs the configs
 /// and writes the results CSV to --out (atomically) or stdout. Returns 0 when every config ran
-/// and 1 after printing `harness: error: <what>` for any exception.
+/// (a host family's process, one without make_timer, ends there with _Exit(0), so no exit
+/// handler of the candidate's runs after the results are written) and 1 after printing
+/// `harness: error: <what>` for any exception.
 int run_main(int argc, char **argv, const FamilySpec &spec);
 
 } // namespace kopt::harness

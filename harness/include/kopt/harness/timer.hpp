@@ -34,6 +34,10 @@ public:
   /// kernel leaves running when the call returns is then work the timer did not see. A GPU
   /// runtime or profiler may start threads of its own during a run, so GPU timers say false.
   virtual bool runs_on_host() const { return false; }
+
+  /// Returns the CPU time the whole process (every thread) used during the last time_run, in
+  /// microseconds, or -1 when the timer does not measure it.
+  virtual double cpu_us() const { return -1; }
 };
 
 /// The host timer: std::chrono::steady_clock around run() and sync().
@@ -44,6 +48,10 @@ public:
   /// "host" and the hardware threads the machine has.
   DeviceIdentity device() const override;
   bool runs_on_host() const override { return true; }
+  double cpu_us() const override { return cpu_us_; }
+
+private:
+  double cpu_us_ = -1;
 };
 
 /// Returns the median of `values` (the mean of the middle two for an even count); throws Error
