@@ -61,7 +61,12 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
     path = loaded.layout.measurement(best.id);
     best_measured = read_or_missing(path, best.id);
   }
-  decide::check_measured(best_measured, path.string(), best_identity, best_identity, remedy);
+  // BEST's own measurement was made beside the BEST of its day: only its id and hash matter.
+  decide::Identity paired =
+      measured.paired_best.empty()
+          ? decide::Identity{best_measured.paired_best, best_measured.paired_best_hash}
+          : best_identity;
+  decide::check_measured(best_measured, path.string(), best_identity, paired, remedy);
   decide::Decision decision = decide::decide(best_measured, measured, request, options);
   decide::write_decision(decision_path, decision);
   return decision;

@@ -65,7 +65,7 @@ cmake -S "$WORK/bs_src" -B "$bs" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
   { cat "$bs.configure.log"; fail "configure $family with its cheats"; }
 for slug in memo_address skip_unread; do
   id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheats/$slug/candidate.json")
-  object=CMakeFiles/candidate_$id.dir/kopt/$family/gen/$id/instances/a8w8_bs_64x64_w2x2_s3.cu.o
+  object=CMakeFiles/candidate_$id.dir/kopt/$family/gen/$id/instances/a8w8_bs_64x64_w2x2_s3.cpp.o
   cmake --build "$bs" --target "$object" >"$bs.$slug.log" 2>&1 ||
     { tail -30 "$bs.$slug.log"; fail "compiling cheat $slug's instance"; }
 done

@@ -36,7 +36,7 @@ echo "--- the bench target runs kopt bench through the launcher"
 cmake --build "$b" --target candidate_01_bench >"$WORK/bench.log" 2>&1 ||
   { cat "$WORK/bench.log"; fail "candidate_01_bench"; }
 [ -f "$state/results/01/measurement.json" ] || fail "no measurement for 01"
-grep -q "^--gres=gpu:1 | .*kopt bench --spec $family_src/family.json --state-dir $state --candidate 01$" \
+grep -q "^--gres=gpu:1 | .*kopt bench --spec $family_src/family.json --state-dir $state --candidate 01 --identity-dir $b$" \
   "$FAKE_SRUN_LOG" || { cat "$FAKE_SRUN_LOG"; fail "the bench target did not go through the launcher"; }
 
 echo "--- the keep and correctness tests: golden, bench and check, all launched"
