@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/fuzz: every libFuzzer target of kopt's readers (tests/fuzz) for a time budget each, one
-# after the other (one fuzzing process at a time), then a table of what each did.
+# after the other (or --jobs N at once, one fuzzing process each), then a table of what each did.
 #
-#   bash bench/fuzz/run.sh [seconds] [--build-dir DIR] [--targets a,b,...]
+#   bash bench/fuzz/run.sh [seconds] [--build-dir DIR] [--targets a,b,...] [--jobs N]
 #
 # seconds: per target (default 20). 0 runs each target over its seed corpus once and stops (a
 # regression run of the seeds and of every crash input kept in the corpus).
@@ -17,12 +17,14 @@ root=$(cd "$here/../.." && pwd)
 seconds=20
 build=$root/build-fuzz
 only=""
+jobs=1
 while [ $# -gt 0 ]; do
   case $1 in
   --build-dir) build=$2; shift 2 ;;
   --targets) only=$2; shift 2 ;;
+  --jobs) jobs=$2; shift 2 ;;
   [0-9]*) seconds=$1; shift ;;
-  *) echo "usage: run.sh [seconds] [--build-dir DIR] [--targets a,b]" >&2; exit 2 ;;
+  *) echo "usage: run.sh [seconds] [--build-dir DIR] [--targets a,b] [--jobs N]" >&2; exit 2 ;;
   esac
 done
 fuzz_src=$root/tests/fuzz
@@ -46,9 +48,9 @@ dict_of() { # JSON readers get the JSON tokens, the others the CSV and tool-outp
   esac
 }
 
-failed=0
-rows=()
-for t in $targets; do
+# One target: its row of the table goes to fuzz-logs/<target>.row; status 1 when it crashed.
+fuzz_one() {
+  local t=$1
   bin=$build/tests/fuzz/fuzz_$t
   seeds=$fuzz_src/corpus/$t
   corpus=$build/fuzz-corpus/$t
@@ -76,14 +78,29 @@ for t in $targets; do
   result=ok
   if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     result="CRASH (rc $rc, log $log)"
-    failed=1
     grep -E 'contract broken|ERROR: (AddressSanitizer|libFuzzer)|runtime error|Test unit written' \
       "$log" | head -5 >&2 || true
   fi
-  rows+=("$(printf '%-16s %6s %12s %6s %7s %6s %8s  %s' "$t" "$took" "${execs:-?}" "${cov:-?}" \
-    "${ft:-?}" "${corp:-?}" "$crashes" "$result")")
+  printf '%-16s %6s %12s %6s %7s %6s %8s  %s' "$t" "$took" "${execs:-?}" "${cov:-?}" \
+    "${ft:-?}" "${corp:-?}" "$crashes" "$result" >"$build/fuzz-logs/$t.row"
+  [ "$result" = ok ]
+}
+
+failed=0
+running=0
+for t in $targets; do
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 
 printf '%-16s %6s %12s %6s %7s %6s %8s  %s\n' target seconds executions cov ft corpus crashes result
-printf '%s\n' "${rows[@]}"
+for t in $targets; do cat "$build/fuzz-logs/$t.row"; echo; done
 exit $failed
