@@ -1,11 +1,11 @@
 #include "buildinfo/build_report.hpp"
 
 #include "util/error.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,13 +29,6 @@ bool is_object(const std::string &output) {
            output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return ends(".o") || ends(".obj");
-}
-
-std::string read_text(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 double seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
@@ -343,10 +336,11 @@ BuildReport make_report(const NinjaLog &log, int jobs,
 
 BuildReport read_build_report(const fs::path &build_dir, int jobs, Run run) {
   fs::path file = build_dir / ".ninja_log";
-  if (!fs::is_regular_file(file)) {
+  std::error_code ec;
+  if (!fs::exists(file, ec) && !fs::is_symlink(file, ec)) {
     throw Error(file.string() + ": no ninja log: build the folder with the Ninja generator first");
   }
-  NinjaLog log = parse_ninja_log(read_text(file), file.string());
+  NinjaLog log = parse_ninja_log(util::read_file(file), file.string());
   if (run == Run::newest_compile) {
     log.entries = latest_compile_run(log);
   }
@@ -364,7 +358,7 @@ BuildReport read_build_report(const fs::path &build_dir, int jobs, Run run) {
     if (!ec && fs::last_write_time(stats) + std::chrono::seconds(2) < object_time) {
       return CacheResult::unknown;
     }
-    return parse_ccache_stats_log(read_text(stats));
+    return parse_ccache_stats_log(util::read_file(stats));
   });
 }
 

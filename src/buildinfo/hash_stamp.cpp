@@ -1,6 +1,7 @@
 #include "buildinfo/hash_stamp.hpp"
 
 #include "util/error.hpp"
+#include "util/read_file.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -17,6 +18,9 @@ void stamp_hash(const std::filesystem::path &binary, const std::string &hash) {
   }
   // Read in chunks (a harness with fat device code can be hundreds of MB), keeping the last
   // marker-size - 1 bytes so that a marker across two chunks is found.
+  if (std::string why = util::why_not_regular(binary); !why.empty()) {
+    throw Error(binary.string() + ": " + why);
+  }
   std::ifstream in(binary, std::ios::binary);
   if (!in) {
     throw Error(binary.string() + ": cannot read it");

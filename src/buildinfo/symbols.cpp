@@ -1,9 +1,9 @@
 #include "buildinfo/symbols.hpp"
 
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -121,10 +121,10 @@ void add_link_words(const std::vector<std::string> &words, const fs::path &build
       inputs.libraries.push_back(word.substr(2));
     } else if (word.size() > 1 && word[0] == '@') {
       // A response file (long link lines) holds the objects and libraries.
-      std::ifstream rsp(absolute_in(word.substr(1), build_dir));
-      std::stringstream text;
-      text << rsp.rdbuf();
-      add_link_words(shell_words(text.str()), build_dir, inputs);
+      fs::path rsp = absolute_in(word.substr(1), build_dir);
+      std::error_code ec;
+      add_link_words(shell_words(fs::exists(rsp, ec) ? util::read_file(rsp) : ""), build_dir,
+                     inputs);
     } else if (!word.empty() && word[0] != '-') {
       add_link_word(word, build_dir, inputs);
     }

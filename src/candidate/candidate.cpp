@@ -37,7 +37,7 @@ CandidateSet CandidateSet::discover(const spec::Family &family) {
       continue;
     }
     fs::path json = entry.path() / "candidate.json";
-    if (!fs::is_regular_file(json)) {
+    if (std::error_code ec; !fs::exists(json, ec) && !fs::is_symlink(json, ec)) {
       throw Error(entry.path().string() + ": candidate folder has no candidate.json");
     }
     set.candidates_.push_back({spec::load_candidate_spec(json, folder), entry.path()});

@@ -78,7 +78,7 @@ CaptureFile parse_capture(std::string_view text, const std::string &source) {
 }
 
 CaptureFile read_capture(const std::filesystem::path &path) {
-  return parse_capture(util::read_file(path), path.string());
+  return parse_capture(util::read_file(path, util::Input::table), path.string());
 }
 
 MergedCapture merge_captures(const std::vector<CaptureFile> &files,

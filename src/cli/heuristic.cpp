@@ -5,6 +5,7 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -69,6 +70,9 @@ void add_results_options(CLI::App &app, HeuristicOptions &o, CLI::Option *holdou
     // Given before --help, the table says what a group of it is (CLI11 runs option callbacks
     // before it answers --help).
     results->each([holdout](const std::string &file) {
+      if (!util::why_not_regular(file).empty()) {
+        return; // a FIFO or a device is never opened; the handler reports it
+      }
       std::ifstream in(file);
       std::string header;
       if (!std::getline(in, header)) {
@@ -232,7 +236,7 @@ Handler setup_heuristic(CLI::App &app) {
       heuristic::RuleList rules = heuristic::fit(results, o->fit);
       util::write_json_atomic(o->out, heuristic::to_json(rules));
       if (context.json) {
-        context.out << heuristic::to_json(rules).dump(2) << "\n";
+        context.out << util::dump_json(heuristic::to_json(rules)) << "\n";
       } else {
         context.out << "wrote " << o->out << ": " << rules.rules.size() << " rules over "
                     << rules.kernels().size() << " kernels (" << util::join(rules.kernels(), ", ")
@@ -243,7 +247,7 @@ Handler setup_heuristic(CLI::App &app) {
     heuristic::Evaluation e = evaluate(*o, results);
     if (context.json) {
       nlohmann::json j = heuristic::to_json(e);
-      context.out << j.dump(2) << "\n";
+      context.out << util::dump_json(j) << "\n";
     } else {
       context.out << heuristic::to_text(e, o->misses);
     }

@@ -3,10 +3,10 @@
 #include "buildinfo/expansion.hpp"
 #include "buildinfo/resource_usage.hpp"
 #include "buildinfo/symbols.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -38,11 +38,10 @@ TargetObjects target_objects(const bi::NinjaDeps &deps, const std::string &targe
   return objects;
 }
 
+// A file's text, "" when it is missing (a generated source not generated yet).
 std::string read_text(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::error_code ec;
+  return fs::exists(path, ec) ? util::read_file(path) : "";
 }
 
 // `candidates/84`: the candidate's folder as the user's tree names it.

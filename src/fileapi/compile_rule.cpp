@@ -1,10 +1,11 @@
 #include "fileapi/compile_rule.hpp"
 
 #include "fileapi/import.hpp"
+#include "util/read_file.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 namespace kopt::fileapi {
 
@@ -47,10 +48,11 @@ std::vector<std::string> own_arguments(const std::string &command) {
 
 std::optional<CompileRule> from_ninja(const fs::path &rules, const Target &target,
                                       const std::string &language, const std::string &config) {
-  std::ifstream in(rules);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(rules, ec)) {
     return std::nullopt;
   }
+  std::istringstream in(util::read_file(rules));
   std::string prefix = language + "_COMPILER__" + encode_rule_name(target.name) + "_";
   std::vector<std::string> names = {"rule " + prefix + config,
                                     "rule " + prefix + "unscanned_" + config};
@@ -67,7 +69,11 @@ std::optional<CompileRule> from_ninja(const fs::path &rules, const Target &targe
 }
 
 std::optional<CompileRule> from_makefile(const fs::path &build_make, const std::string &language) {
-  std::ifstream in(build_make);
+  std::error_code ec;
+  if (!fs::exists(build_make, ec)) {
+    return std::nullopt;
+  }
+  std::istringstream in(util::read_file(build_make));
   std::string line;
   std::string flags = "$(" + language + "_FLAGS)";
   while (std::getline(in, line)) {

@@ -5,8 +5,8 @@
 #include "util/json_file.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace kopt::fileapi {
 
@@ -95,7 +95,7 @@ json read_referenced(const fs::path &reply_dir, const std::string &name, const W
 
 void check_error(const json &object, const Where &where) {
   if (object.is_object() && object.contains("error")) {
-    where.fail("cmake answered with an error: " + object["error"].dump());
+    where.fail("cmake answered with an error: " + util::dump_json(object["error"], -1));
   }
 }
 
@@ -334,7 +334,7 @@ CodeModel read_reply(const fs::path &build_dir) {
 }
 
 std::string cache_value(const fs::path &build_dir, const std::string &name) {
-  std::ifstream in(build_dir / "CMakeCache.txt");
+  std::istringstream in(util::read_file(build_dir / "CMakeCache.txt"));
   std::string line;
   while (std::getline(in, line)) {
     // NAME:TYPE=VALUE; comments start with # or //.
@@ -350,7 +350,8 @@ std::string cache_value(const fs::path &build_dir, const std::string &name) {
 
 CodeModel load(const fs::path &build_dir_arg, util::ProcessRunner &runner, std::ostream &notes) {
   fs::path build_dir = fs::absolute(build_dir_arg).lexically_normal();
-  if (!fs::is_regular_file(build_dir / "CMakeCache.txt")) {
+  std::error_code ec;
+  if (!fs::exists(build_dir / "CMakeCache.txt", ec)) {
     throw Error(build_dir.string() +
                 ": not a CMake build tree (no CMakeCache.txt); configure it with cmake first");
   }

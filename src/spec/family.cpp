@@ -4,6 +4,7 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -48,7 +49,10 @@ fs::path existing_file(const Fields &fields, const std::string &key, const fs::p
   fs::path path = family_path(dir, fields.string(key));
   std::error_code ec; // a name too long for the file system is not found, not a crash
   if (!fs::is_regular_file(path, ec)) {
-    throw Error(fields.where(key) + ": file not found: " + util::excerpt(path.string(), 200));
+    std::string why = util::why_not_regular(path);
+    throw Error(fields.where(key) + ": " +
+                (why.starts_with("is ") ? util::excerpt(path.string(), 200) + ": " + why
+                                        : "file not found: " + util::excerpt(path.string(), 200)));
   }
   return path;
 }
@@ -71,7 +75,7 @@ std::string parameter_text(const nlohmann::json &value, const std::string &where
     return value.get<std::string>();
   }
   if (value.is_number()) {
-    return value.dump();
+    return util::dump_json(value, -1);
   }
   fail_expected(where, "a number or string", value);
 }
@@ -220,8 +224,8 @@ void load_classes(Family &f, const Fields &top) {
       values.push_back(edges[i].get<double>());
       if (i > 0 && values[i] <= values[i - 1]) {
         throw Error(buckets.where(column) + "[" + std::to_string(i) +
-                    "]: expected edges in increasing order, got " + edges[i].dump() + " after " +
-                    edges[i - 1].dump());
+                    "]: expected edges in increasing order, got " + util::dump_json(edges[i], -1) +
+                    " after " + util::dump_json(edges[i - 1], -1));
       }
     }
     f.classes.buckets[column] = std::move(values);
@@ -344,12 +348,12 @@ void load_limits(Family &f, const Fields &top) {
   f.timeout_s = top.number_or("timeout_s", defaults::timeout_s);
   if (!(f.timeout_s > 0)) {
     throw Error(top.where("timeout_s") + ": expected a positive number of seconds, got " +
-                top.json().at("timeout_s").dump());
+                util::dump_json(top.json().at("timeout_s"), -1));
   }
   f.compile_budget_s = top.number_or("compile_budget_s", 0);
   if (top.has("compile_budget_s") && !(f.compile_budget_s > 0)) {
     throw Error(top.where("compile_budget_s") + ": expected a positive number of seconds, got " +
-                top.json().at("compile_budget_s").dump());
+                util::dump_json(top.json().at("compile_budget_s"), -1));
   }
 }
 

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,16 +60,6 @@ void append_line(const fs::path &path, std::string_view line) {
     throw Error(e.what());
   }
   ::close(fd);
-}
-
-std::string read_file(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(path.string() + ": cannot read: " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 } // namespace kopt::util

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/read_file.hpp" // read_file, which the writers here use too
+
 namespace kopt::util {
 
 /// Writes `content` to `path` through a temporary file beside it and a rename, so a reader
@@ -19,8 +21,5 @@ bool write_file_if_changed(const std::filesystem::path &path, std::string_view c
 /// the file's last line has no newline (a write cut short), the line starts on a new one, so the
 /// cut line stays as it is and this one stays whole.
 void append_line(const std::filesystem::path &path, std::string_view line);
-
-/// Reads a whole file; throws kopt::Error naming the path when it cannot.
-std::string read_file(const std::filesystem::path &path);
 
 } // namespace kopt::util

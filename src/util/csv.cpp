@@ -1,7 +1,7 @@
 #include "util/csv.hpp"
 
-#include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/read_file.hpp"
 
 namespace kopt::util {
 
@@ -133,7 +133,7 @@ CsvTable parse_csv(std::string_view text, std::string source) {
 }
 
 CsvTable read_csv(const std::filesystem::path &path) {
-  return parse_csv(read_file(path), path.string());
+  return parse_csv(read_file(path, Input::table), path.string());
 }
 
 std::string csv_field(std::string_view field) {

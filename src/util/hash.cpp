@@ -1,6 +1,6 @@
 #include "util/hash.hpp"
 
-#include "util/atomic_file.hpp"
+#include "util/read_file.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -35,7 +35,7 @@ std::string Hasher::hex() const {
 
 std::string hash_file(const std::filesystem::path &path) {
   Hasher hasher;
-  hasher.add(read_file(path));
+  hasher.add(read_file(path, Input::binary));
   return hasher.hex();
 }
 
