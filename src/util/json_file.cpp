@@ -5,28 +5,63 @@
 
 namespace kopt::util {
 
+namespace {
+
+// "line:column" of byte `offset` of `text`, both 1-based.
+std::string position(const std::string &text, size_t offset) {
+  int line = 1;
+  int column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+// Refuses nesting deeper than kMaxJsonDepth before the parser builds it: brackets outside
+// strings are counted, which is all the depth a valid document can have.
+void check_depth(const std::string &text, const std::string &source) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        throw Error(source + ":" + position(text, i) + ": invalid JSON: nested deeper than " +
+                    std::to_string(kMaxJsonDepth) + " levels, the most kopt reads");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+} // namespace
+
 nlohmann::json parse_json(const std::string &text, const std::string &source) {
+  check_depth(text, source);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error &e) {
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    int line = 1;
-    int column = 1;
-    for (size_t i = 0; i < offset && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
     std::string what = e.what();
     // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 2:
     // syntax error while parsing value - <detail>"; keep the detail only.
     size_t detail = what.find(" - ");
     what = detail == std::string::npos ? what : what.substr(detail + 3);
-    throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                ": invalid JSON: " + what);
+    throw Error(source + ":" + position(text, offset) + ": invalid JSON: " + what);
   } catch (const nlohmann::json::exception &e) {
     // e.g. out_of_range.406, "number overflow parsing '1e400'": no position, only the text.
     std::string what = e.what();
@@ -69,7 +104,7 @@ std::string dump_json(const nlohmann::json &value, int indent) {
 }
 
 nlohmann::json read_json(const std::filesystem::path &path) {
-  return parse_json(read_file(path), path.string());
+  return parse_json(read_file(path, Input::json), path.string());
 }
 
 void write_json_atomic(const std::filesystem::path &path, const nlohmann::json &value) {

@@ -53,10 +53,16 @@ T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std:
   return json_field<T>(j, key, where);
 }
 
-/// Parses a JSON file; a syntax error says `file:line:column: <what the parser expected>`.
+/// The deepest nesting of arrays and objects the JSON readers accept: kopt's own files nest a few
+/// levels, and a deeper document would overflow the stack of the code that walks it.
+inline constexpr int kMaxJsonDepth = 256;
+
+/// Parses a JSON file (read_file's checks, Input::json's size limit); a syntax error says
+/// `file:line:column: <what the parser expected>`.
 nlohmann::json read_json(const std::filesystem::path &path);
 
-/// Parses JSON text; `source` names it in errors as read_json does.
+/// Parses JSON text; `source` names it in errors as read_json does. Nesting deeper than
+/// kMaxJsonDepth is an error at the line and column where it goes too deep.
 nlohmann::json parse_json(const std::string &text, const std::string &source);
 
 /// Serialises `value` with `indent` (nlohmann's dump), invalid UTF-8 in a string replaced by
