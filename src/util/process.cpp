@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/read_file.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -26,6 +27,10 @@ namespace kopt::util {
 std::string ProcessResult::describe(double timeout_s) const {
   if (!started) {
     return "could not be started: " + err;
+  }
+  if (output_limit != 0) {
+    return "stopped: its output passed " + format_bytes(output_limit) +
+           ", the most kopt reads from a program";
   }
   if (timed_out) {
     char text[64];
@@ -136,7 +141,7 @@ struct Watch {
 
 // Reads the child's stdout and stderr until both close, its time limit passes or an interrupt's
 // grace runs out (then its group is killed).
-void collect_output(Watch &w, int out_fd, int err_fd, ProcessResult &result) {
+void collect_output(Watch &w, int out_fd, int err_fd, size_t max_output, ProcessResult &result) {
   // The third descriptor wakes the loop when a signal arrives: the child (which got it too)
   // then has kInterruptGraceSeconds to end before its group is killed.
   pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
@@ -171,7 +176,12 @@ void collect_output(Watch &w, int out_fd, int err_fd, ProcessResult &result) {
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
         ssize_t got = ::read(fds[i].fd, buffer, sizeof buffer);
-        if (got > 0) {
+        if (got > 0 && sinks[i]->size() + static_cast<size_t>(got) > max_output) {
+          result.output_limit = max_output;
+          w.kill_group();
+          open_fds = 0; // the loop ends; the descriptors are closed below
+          break;
+        } else if (got > 0) {
           sinks[i]->append(buffer, static_cast<size_t>(got));
         } else if (got == 0 || errno != EINTR) {
           ::close(fds[i].fd);
@@ -274,10 +284,10 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   watch.pid = pid;
   watch.start = start;
   watch.timeout_s = command.timeout_s;
-  collect_output(watch, out_pipe[0], err_pipe[0], result);
+  collect_output(watch, out_pipe[0], err_pipe[0], command.max_output, result);
   int status = reap(watch, result);
   watch.note_interrupt();
-  if (result.timed_out || watch.interrupted_at) {
+  if (result.timed_out || result.output_limit != 0 || watch.interrupted_at) {
     ::kill(-pid, SIGKILL); // any grandchildren still holding on
   }
   if (watch.interrupted_at) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -14,23 +15,28 @@ struct Command {
   std::filesystem::path cwd;              ///< empty: the parent's
   double timeout_s = 0;                   ///< 0: no limit
   int cpu = -1;                           ///< >= 0: the child runs on this CPU alone
+  /// The most bytes kept of its stdout, and of its stderr: a tool whose output never ends is
+  /// killed with its group past it, instead of growing kopt to the memory limit.
+  std::size_t max_output = std::size_t{256} << 20;
 };
 
 /// What a finished child did: exit status or signal, whether it ran out of time, its output.
 struct ProcessResult {
-  int exit_code = -1;     ///< -1 when killed by a signal
-  int signal = 0;         ///< the terminating signal, 0 when it exited
-  bool timed_out = false; ///< killed by kopt because it ran past Command::timeout_s
-  bool started = true;    ///< false when the program could not be executed at all
-  std::string out;        ///< standard output
-  std::string err;        ///< standard error
-  double seconds = 0;     ///< wall time
+  int exit_code = -1;           ///< -1 when killed by a signal
+  int signal = 0;               ///< the terminating signal, 0 when it exited
+  bool timed_out = false;       ///< killed by kopt because it ran past Command::timeout_s
+  bool started = true;          ///< false when the program could not be executed at all
+  std::size_t output_limit = 0; ///< nonzero: killed by kopt, its output passed this many bytes
+  std::string out;              ///< standard output
+  std::string err;              ///< standard error
+  double seconds = 0;           ///< wall time
 
   /// True when the child exited with status 0.
   bool ok() const { return exit_code == 0; }
 
   /// One line for the user: "exited with 3", "killed by signal 6 (Aborted)", "timed out
-  /// after 5 s", "could not be started: ...".
+  /// after 5 s", "stopped: its output passed 256 MiB, the most kopt reads from a program",
+  /// "could not be started: ...".
   std::string describe(double timeout_s) const;
 };
 
