@@ -3,6 +3,7 @@
 #include "candidate/patch.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -227,7 +228,7 @@ void write_folder(const fs::path &dir, const NewRequest &request,
   if (!request.proposal.empty()) {
     j["proposal"] = request.proposal;
   }
-  util::write_file_atomic(staging / "candidate.json", j.dump(2) + "\n");
+  util::write_file_atomic(staging / "candidate.json", util::dump_json(j) + "\n");
   for (const auto &[rel, bytes] : changed) {
     fs::create_directories((staging / rel).parent_path());
     util::write_file_atomic(staging / rel, bytes);

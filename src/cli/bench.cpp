@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -73,7 +74,7 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
 // A result without a measurement (identical, built, golden, reused): `j` under --json, else
 // `text` and a newline.
 void print_result(Context &context, const nlohmann::json &j, const std::string &text) {
-  context.out << (context.json ? j.dump(2) : text) << "\n";
+  context.out << (context.json ? util::dump_json(j) : text) << "\n";
 }
 
 // --reuse: returns true (saying so) when the existing measurement of `id` stands; otherwise
@@ -140,7 +141,7 @@ bool identity_refused(const LoadedFamily &loaded, const BenchOptions &options,
   m.reason = "identity: " + util::join(problems, "; ");
   profile::write_measurement(loaded.layout.measurement(id), m);
   if (context.json) {
-    context.out << profile::to_json(m).dump(2) << "\n";
+    context.out << util::dump_json(profile::to_json(m)) << "\n";
   } else {
     context.out << "candidate " << id << ": failed: " << m.reason << "\n"
                 << "wrote " << loaded.layout.measurement(id).string() << "\n";
@@ -257,7 +258,7 @@ Handler setup_bench(CLI::App &app) {
         best.recorded ? profile::GoldenCheck::skip : profile::GoldenCheck::compare, runner, *setup,
         *progress);
     if (context.json) {
-      context.out << profile::to_json(run.candidate).dump(2) << "\n";
+      context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
     } else {
       print_bench(loaded, id, best, golden, run, context.out);
     }

@@ -4,6 +4,7 @@
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
 #include "util/file_lock.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -61,7 +62,7 @@ Handler setup_calibrate(CLI::App &app) {
     calibration.device = side.best.device;
     decide::write_calibration(loaded.layout.calibration(), calibration);
     if (context.json) {
-      context.out << decide::to_json(calibration).dump(2) << "\n";
+      context.out << util::dump_json(decide::to_json(calibration)) << "\n";
       return 0;
     }
     context.out << decide::format_table(aa);

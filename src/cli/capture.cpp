@@ -3,6 +3,7 @@
 #include "spec/family.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -41,12 +42,11 @@ Handler setup_capture(CLI::App &app) {
     capture::MergedCapture merged = capture::merge_captures(files, family.dispatch, family.name);
     util::write_file_atomic(options->out, capture::configs_csv(merged));
     if (context.json) {
-      context.out << nlohmann::json{{"out", options->out},
-                                    {"files", options->files.size()},
-                                    {"shapes", merged.shapes.size()},
-                                    {"calls", merged.calls},
-                                    {"overflow", merged.overflow}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{{"out", options->out},
+                                                    {"files", options->files.size()},
+                                                    {"shapes", merged.shapes.size()},
+                                                    {"calls", merged.calls},
+                                                    {"overflow", merged.overflow}})
                   << "\n";
     } else {
       context.out << options->out << ": " << merged.shapes.size() << " shapes, " << merged.calls

@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "profile/bench.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -49,13 +50,12 @@ Handler setup_check(CLI::App &app) {
         {id, options->build_dir, options->prefix, baseline}, runner, *setup, context.err);
     const std::vector<std::string> &problems = check.problems;
     if (context.json) {
-      context.out << nlohmann::json{{"candidate", id},
-                                    {"correct", problems.empty()},
-                                    {"problems", problems},
-                                    {"hash", check.hash},
-                                    {"expected_hash", check.expected_hash},
-                                    {"configs", check.configs}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{{"candidate", id},
+                                                    {"correct", problems.empty()},
+                                                    {"problems", problems},
+                                                    {"hash", check.hash},
+                                                    {"expected_hash", check.expected_hash},
+                                                    {"configs", check.configs}})
                   << "\n";
     } else if (problems.empty()) {
       context.out << "candidate " << id << ": correct: " << check.configs

@@ -4,6 +4,7 @@
 #include "cli/number_options.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -98,7 +99,7 @@ int usage_error(CLI::App &app, const CLI::ParseError &e, int argc, char **argv) 
         "unknown option '" + unknown + "'" + (hint.empty() ? "" : ", did you mean '" + hint + "'?");
   }
   if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
-    std::cout << nlohmann::json{{"error", where + message}}.dump(2) << "\n";
+    std::cout << util::dump_json(nlohmann::json{{"error", where + message}}) << "\n";
   }
   std::cerr << "kopt: error: " << where << message << "\n";
   std::cerr << "run 'kopt " << (where.empty() ? "" : std::string(argv[1]) + " ")
@@ -158,24 +159,28 @@ int main(int argc, char **argv) {
       } catch (const util::Interrupted &e) {
         // Never a verdict: the step did not finish, and nothing it would have written was.
         if (context.json) {
-          std::cout << nlohmann::json{{"status", "interrupted"},
-                                      {"signal", util::signal_name(e.signal())},
-                                      {"message", e.what()}}
-                           .dump(2)
+          std::cout << util::dump_json(nlohmann::json{{"status", "interrupted"},
+                                                      {"signal", util::signal_name(e.signal())},
+                                                      {"message", e.what()}})
                     << "\n";
         }
         std::cerr << "kopt: interrupted: " << e.what() << "\n";
         return 128 + e.signal();
       } catch (const Error &e) {
         if (context.json) { // --json answers in JSON, an error too
-          std::cout << nlohmann::json{{"error", e.what()}}.dump(2) << "\n";
+          std::cout << util::dump_json(nlohmann::json{{"error", e.what()}}) << "\n";
         }
         std::cerr << "kopt: error: " << e.what() << "\n";
         return 2;
       } catch (const std::exception &e) {
         // A reader that let another exception through (a file system error, a JSON library
-        // error) is a bug to fix where it reads, but never an abort: the same exit as an Error.
-        std::cerr << "kopt: error: " << entry.app->get_name() << ": " << e.what() << "\n";
+        // error) is a bug to fix where it reads, but never an abort: the same exit as an Error,
+        // in JSON too under --json.
+        std::string message = entry.app->get_name() + ": " + e.what();
+        if (context.json) {
+          std::cout << util::dump_json(nlohmann::json{{"error", message}}) << "\n";
+        }
+        std::cerr << "kopt: error: " << message << "\n";
         return 2;
       }
     }

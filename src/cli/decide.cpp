@@ -5,6 +5,7 @@
 #include "ledger/ledger.hpp"
 #include "round/steps.hpp"
 #include "util/file_lock.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -69,7 +70,7 @@ Handler setup_decide(CLI::App &app) {
         options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
     decide::Decision decision = round::decide_candidate(loaded, id, best, thresholds);
     if (context.json) {
-      context.out << decide::to_json(decision).dump(2) << "\n";
+      context.out << util::dump_json(decide::to_json(decision)) << "\n";
     } else {
       context.out << "candidate " << id << " vs BEST " << best.id << " (target " << decision.target
                   << ")\n"

@@ -2,6 +2,7 @@
 #include "cli/subcommands.hpp"
 #include "gen/generate.hpp"
 #include "spec/family.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -74,12 +75,11 @@ Handler setup_gen_instances(CLI::App &app) {
                         {"written", path_strings(g.written)},
                         {"removed", path_strings(g.removed)}});
       }
-      context.out << nlohmann::json{{"family", family.name},
-                                    {"candidates", list},
-                                    {"cmake_out", options->cmake_out},
-                                    {"warnings",
-                                     std::vector<std::string>(warnings.begin(), warnings.end())}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{
+                         {"family", family.name},
+                         {"candidates", list},
+                         {"cmake_out", options->cmake_out},
+                         {"warnings", std::vector<std::string>(warnings.begin(), warnings.end())}})
                   << "\n";
       return 0;
     }

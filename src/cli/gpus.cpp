@@ -2,6 +2,7 @@
 
 #include "cli/number_options.hpp"
 #include "gpu/gate.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -60,7 +61,7 @@ Handler setup_gpus(CLI::App &app) {
     gpu::Gate gate(runner, clock, *options);
     gpu::GateReport report = gate.check();
     if (context.json) {
-      context.out << to_json(report).dump(2) << "\n";
+      context.out << util::dump_json(to_json(report)) << "\n";
       return report.ok() ? 0 : 1;
     }
     if (!report.ok()) {

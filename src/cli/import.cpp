@@ -2,6 +2,7 @@
 #include "cli/subcommands.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -63,29 +64,28 @@ Handler setup_import(CLI::App &app) {
       for (const auto &inc : imported.includes) {
         includes.push_back({{"path", inc.path}, {"system", inc.system}});
       }
-      context.out << nlohmann::json{{"out", options->out},
-                                    {"build_dir", imported.build_dir},
-                                    {"generator", model.generator},
-                                    {"codemodel_minor", model.codemodel_minor},
-                                    {"target", imported.target},
-                                    {"type", imported.type},
-                                    {"config", imported.config},
-                                    {"language", imported.language},
-                                    {"compiler", imported.compiler},
-                                    {"standard", imported.standard},
-                                    {"source", imported.source},
-                                    {"fragments", imported.fragments},
-                                    {"flags", imported.flags},
-                                    {"defines", imported.defines},
-                                    {"includes", includes},
-                                    {"artifact", imported.artifact},
-                                    {"baseline", imported.baseline},
-                                    {"baseline_reason", imported.baseline_reason},
-                                    {"config_reason", imported.config_reason},
-                                    {"separable", imported.separable},
-                                    {"rule_args", imported.rule_args},
-                                    {"rule_file", imported.rule_file}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{{"out", options->out},
+                                                    {"build_dir", imported.build_dir},
+                                                    {"generator", model.generator},
+                                                    {"codemodel_minor", model.codemodel_minor},
+                                                    {"target", imported.target},
+                                                    {"type", imported.type},
+                                                    {"config", imported.config},
+                                                    {"language", imported.language},
+                                                    {"compiler", imported.compiler},
+                                                    {"standard", imported.standard},
+                                                    {"source", imported.source},
+                                                    {"fragments", imported.fragments},
+                                                    {"flags", imported.flags},
+                                                    {"defines", imported.defines},
+                                                    {"includes", includes},
+                                                    {"artifact", imported.artifact},
+                                                    {"baseline", imported.baseline},
+                                                    {"baseline_reason", imported.baseline_reason},
+                                                    {"config_reason", imported.config_reason},
+                                                    {"separable", imported.separable},
+                                                    {"rule_args", imported.rule_args},
+                                                    {"rule_file", imported.rule_file}})
                   << "\n";
       return 0;
     }

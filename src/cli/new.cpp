@@ -80,7 +80,7 @@ Handler setup_new(CLI::App &app) {
                                             {"files", made.files},
                                             {"dropped", dropped},
                                             {"hash", made.hash}}
-                         .dump(2)
+                         .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
                   << "\n";
     } else {
       context.out << "wrote candidate " << options->request.id << " (" << made.dir.string()

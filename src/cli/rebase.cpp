@@ -1,6 +1,7 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -33,10 +34,9 @@ Handler setup_rebase(CLI::App &app) {
         },
         options->reason);
     if (context.json) {
-      context.out << nlohmann::json{{"outcome", ledger::to_string(rebased.outcome)},
-                                    {"message", rebased.message},
-                                    {"state", ledger::to_json(rebased.state)}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{{"outcome", ledger::to_string(rebased.outcome)},
+                                                    {"message", rebased.message},
+                                                    {"state", ledger::to_json(rebased.state)}})
                   << "\n";
     } else {
       context.out << rebased.message << "\n" << ledger::summary_line(rebased.state) << "\n";

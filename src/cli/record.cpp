@@ -2,6 +2,7 @@
 #include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/record_candidate.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -34,10 +35,10 @@ Handler setup_record(CLI::App &app) {
         loaded.layout, loaded.family, loaded.candidates, options->candidate, options->limits);
     const ledger::Recorded &recorded = run.recorded;
     if (context.json) {
-      context.out << nlohmann::json{{"outcome", ledger::to_string(recorded.outcome)},
-                                    {"message", recorded.message},
-                                    {"state", ledger::to_json(recorded.state)}}
-                         .dump(2)
+      context.out << util::dump_json(
+                         nlohmann::json{{"outcome", ledger::to_string(recorded.outcome)},
+                                        {"message", recorded.message},
+                                        {"state", ledger::to_json(recorded.state)}})
                   << "\n";
     } else {
       if (run.baseline) {

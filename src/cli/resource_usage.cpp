@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -131,7 +132,7 @@ Handler setup_resource_usage(CLI::App &app) {
                           : "candidate " + id + (id == best ? " (BEST)" : "") + ":\n" + table);
     }
     if (context.json) {
-      context.out << j.dump(2) << "\n";
+      context.out << util::dump_json(j) << "\n";
     }
     return 0;
   };

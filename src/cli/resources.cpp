@@ -3,6 +3,7 @@
 #include "gpu/gate.hpp"
 #include "gpu/resource_spec.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -42,7 +43,8 @@ Handler setup_resources(CLI::App &app) {
     }
     gpu::write_resource_spec(options->out, gpus);
     if (context.json) {
-      context.out << nlohmann::json{{"file", options->out}, {"gpus", gpus}}.dump(2) << "\n";
+      context.out << util::dump_json(nlohmann::json{{"file", options->out}, {"gpus", gpus}})
+                  << "\n";
     } else {
       context.out << "wrote " << options->out << ": " << gpus.size() << " GPU(s) for ctest "
                   << "(ctest -j N --resource-spec-file " << options->out << ")\n";

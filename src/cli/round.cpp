@@ -2,6 +2,7 @@
 #include "cli/family_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -39,7 +40,7 @@ Handler setup_round(CLI::App &app) {
     request.gpu_wait_min = options->family.gpu_wait_min;
     round::RoundResult result = round::run_round(request, context.err);
     if (context.json) {
-      context.out << result.json.dump(2) << "\n";
+      context.out << util::dump_json(result.json) << "\n";
     } else {
       const auto &j = result.json;
       context.out << "candidate " << j["candidate"].get<std::string>() << ": "

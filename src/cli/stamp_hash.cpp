@@ -1,6 +1,7 @@
 #include "buildinfo/hash_stamp.hpp"
 #include "cli/subcommands.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,7 +30,9 @@ Handler setup_stamp_hash(CLI::App &app) {
     std::string hash(util::trim(util::read_file(options->hash_file)));
     buildinfo::stamp_hash(options->binary, hash);
     if (context.json) {
-      context.out << nlohmann::json{{"binary", options->binary}, {"hash", hash}}.dump() << "\n";
+      context.out << util::dump_json(nlohmann::json{{"binary", options->binary}, {"hash", hash}},
+                                     -1)
+                  << "\n";
     } else {
       context.out << options->binary << ": hash " << hash << "\n";
     }

@@ -3,6 +3,7 @@
 #include "ledger/ledger.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
+#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -26,17 +27,16 @@ Handler setup_status(CLI::App &app) {
       std::string error =
           "no ledger yet (" + files.state().string() + "): record the baseline first";
       if (context.json) {
-        context.out << nlohmann::json{{"family", family.name},
-                                      {"ledger", files.dir.string()},
-                                      {"error", error}}
-                           .dump(2)
+        context.out << util::dump_json(nlohmann::json{{"family", family.name},
+                                                      {"ledger", files.dir.string()},
+                                                      {"error", error}})
                     << "\n";
       } else {
         context.out << family.name << ": " << error << "\n";
       }
       return 1;
     }
-    context.out << (context.json ? ledger::to_json(*state).dump(2) + "\n"
+    context.out << (context.json ? util::dump_json(ledger::to_json(*state)) + "\n"
                                  : ledger::format_status(*state));
     return 0;
   };

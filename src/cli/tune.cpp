@@ -4,6 +4,7 @@
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -80,19 +81,18 @@ Handler setup_tune(CLI::App &app) {
       for (const auto &[reason, rows] : report.stale) {
         stale.push_back({{"reason", reason}, {"rows", rows}});
       }
-      context.out << nlohmann::json{{"candidate", t.candidate},
-                                    {"hash", t.hash},
-                                    {"measured", report.measured},
-                                    {"reused", report.reused},
-                                    {"remeasured", stale_rows(report)},
-                                    {"stale", stale},
-                                    {"failures", report.failures},
-                                    {"shapes", report.shapes},
-                                    {"arch", report.arch},
-                                    {"compute_units", report.compute_units},
-                                    {"full_csv", report.full_csv.string()},
-                                    {"tuned_csv", report.tuned_csv.string()}}
-                         .dump(2)
+      context.out << util::dump_json(nlohmann::json{{"candidate", t.candidate},
+                                                    {"hash", t.hash},
+                                                    {"measured", report.measured},
+                                                    {"reused", report.reused},
+                                                    {"remeasured", stale_rows(report)},
+                                                    {"stale", stale},
+                                                    {"failures", report.failures},
+                                                    {"shapes", report.shapes},
+                                                    {"arch", report.arch},
+                                                    {"compute_units", report.compute_units},
+                                                    {"full_csv", report.full_csv.string()},
+                                                    {"tuned_csv", report.tuned_csv.string()}})
                   << "\n";
     } else {
       context.out << "candidate " << t.candidate << " (hash " << t.hash.substr(0, 8)

@@ -6,6 +6,7 @@
 #include "util/atomic_file.hpp"
 #include "util/cmake_text.hpp"
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -266,7 +267,7 @@ std::string manifest_json(const spec::Family &family, const Generated &g,
       {"tuned", std::vector<std::string>(tuned_kernels.begin(), tuned_kernels.end())},
       {"files", listed},
       {"sources", out.origins}};
-  return manifest.dump(2) + "\n";
+  return util::dump_json(manifest) + "\n";
 }
 
 // Writes the files whose content changed, lists the TUs in compile order and deletes what an

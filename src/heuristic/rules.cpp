@@ -1,6 +1,7 @@
 #include "heuristic/rules.hpp"
 
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ std::string got(const nlohmann::json &value) {
   if (value.is_object()) {
     return "an object";
   }
-  return value.dump();
+  return util::dump_json(value, -1);
 }
 
 size_t column_index(const std::string &name, const std::vector<std::string> &columns,

@@ -1,6 +1,7 @@
 #include "spec/fields.hpp"
 
 #include "util/error.hpp"
+#include "util/json_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ std::string describe(const nlohmann::json &value) {
   case nlohmann::json::value_t::object:
     return "an object";
   default:
-    return value.dump();
+    return util::dump_json(value, -1);
   }
 }
 
