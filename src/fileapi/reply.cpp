@@ -334,6 +334,10 @@ CodeModel read_reply(const fs::path &build_dir) {
 }
 
 std::string cache_value(const fs::path &build_dir, const std::string &name) {
+  std::error_code ec;
+  if (!fs::exists(build_dir / "CMakeCache.txt", ec)) {
+    return "";
+  }
   std::istringstream in(util::read_file(build_dir / "CMakeCache.txt"));
   std::string line;
   while (std::getline(in, line)) {
