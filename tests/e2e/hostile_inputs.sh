@@ -1,4 +1,4 @@
-# Hostile shapes of an input, given to the real kopt with no build (issue 34, findings 1-4):
+# Hostile shapes of an input, given to the real kopt with no build:
 # invalid UTF-8 in an error under --json prints JSON and exits 2 (not 134); an attempts.jsonl
 # line nested 100,000 deep is an error naming file:line and the limit (not SIGSEGV); /dev/zero
 # through a link, a file over its size limit and a tool whose output never ends are errors naming

@@ -1,4 +1,4 @@
-// Hostile shapes of an input (the second black-box pass, issue 34): invalid UTF-8 under --json,
+// Hostile shapes of an input: invalid UTF-8 under --json,
 // nesting 100,000 deep, files without end, and a FIFO or a device where a file should be. Each
 // gives a kopt::Error naming the input, never an abort, a crash, a hang or std::bad_alloc.
 #include "cli/cli.hpp"
