@@ -7,6 +7,7 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
+#include "util/hash.hpp"
 #include "util/interrupt.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
@@ -478,21 +479,34 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   return result;
 }
 
-bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
-                       const std::string &baseline_hash) {
+std::string golden_stale_reason(const spec::Family &family, const spec::Layout &layout,
+                                const std::string &baseline_hash) {
   if (!fs::exists(layout.golden()) || !fs::exists(layout.golden_info())) {
-    return false;
+    return "no golden yet";
   }
   nlohmann::json info = util::read_json(layout.golden_info());
-  return info.value("baseline_hash", "") == baseline_hash &&
-         info.value("configs", "") == family.configs.string();
+  std::string configs = family.configs.filename().string();
+  // Keyed by content, not by path: an edited configs file at the same path is other configs.
+  if (info.value("configs_hash", "") != util::hash_file(family.configs)) {
+    return configs + " changed";
+  }
+  if (info.value("baseline_hash", "") != baseline_hash) {
+    return "the baseline's content hash changed";
+  }
+  return "";
+}
+
+bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
+                       const std::string &baseline_hash) {
+  return golden_stale_reason(family, layout, baseline_hash).empty();
 }
 
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup) {
   util::FileLock lock(layout.lock("golden")); // the first of several benches makes it
-  if (golden_is_current(family, layout, baseline_hash)) {
+  std::string stale = golden_stale_reason(family, layout, baseline_hash);
+  if (stale.empty()) {
     return "golden up to date (from candidate " + baseline_id + ")";
   }
   fs::path harness = layout.harness(baseline_id);
@@ -500,6 +514,8 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
     throw Error("cannot make the golden: no harness binary at " + harness.string() +
                 " (build target candidate_" + baseline_id + " first)");
   }
+  // Hashed before the run: a configs file edited while the harness runs is caught next time.
+  std::string configs_hash = util::hash_file(family.configs);
   fs::create_directories(layout.golden().parent_path());
   fs::path fresh = layout.golden().string() + ".new";
   kopt::harness::Options args;
@@ -527,8 +543,12 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   util::write_json_atomic(layout.golden_info(), {{"baseline", baseline_id},
                                                  {"baseline_hash", baseline_hash},
                                                  {"configs", family.configs.string()},
+                                                 {"configs_hash", configs_hash},
                                                  {"date", util::utc_now()}});
-  return "golden written from candidate " + baseline_id;
+  if (stale == "no golden yet") {
+    return "golden written from candidate " + baseline_id;
+  }
+  return "golden remade: " + stale + " (from candidate " + baseline_id + ")";
 }
 
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
