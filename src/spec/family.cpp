@@ -206,6 +206,14 @@ void load_classes(Family &f, const Fields &top) {
   if (f.classes.columns.empty()) {
     throw Error(classes.where("columns") + ": expected at least one config column");
   }
+  for (size_t i = 0; i < f.classes.columns.size(); ++i) {
+    const std::string &column = f.classes.columns[i];
+    if (std::find(f.classes.columns.begin(), f.classes.columns.begin() + i, column) !=
+        f.classes.columns.begin() + i) {
+      throw Error(classes.where("columns") + "[" + std::to_string(i) + "]: column '" +
+                  util::excerpt(column) + "' is listed twice");
+    }
+  }
   if (!classes.has("buckets")) {
     return;
   }
@@ -503,6 +511,8 @@ Family load_family(const fs::path &file) {
   load_classes(f, top);
   f.configs = existing_file(top, "configs", f.dir);
   check_configs(f, top);
+  // The harness is built as the candidate's code: from the family folder, never from elsewhere.
+  check_relative(top.where("harness"), top.string("harness"));
   f.harness = existing_file(top, "harness", f.dir);
   load_sources(f, top);
   load_limits(f, top);

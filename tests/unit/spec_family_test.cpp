@@ -317,6 +317,35 @@ TEST_CASE("errors name the file and the field") {
   }
 }
 
+TEST_CASE("a class column listed twice, and a harness outside the family folder") {
+  TempDir tmp;
+  fs::path file = tiny_family(tmp);
+  std::string at = file.string() + ": ";
+  SUBCASE("classes.columns") {
+    edit(file, [](nlohmann::json &j) { j["classes"] = {{"columns", {"M", "M"}}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "classes.columns[1]: column 'M' is listed twice").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("an absolute harness") {
+    edit(file, [](nlohmann::json &j) { j["harness"] = "/etc/passwd"; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "harness: expected a relative path inside the family folder, got '/etc/passwd'")
+            .c_str(),
+        kopt::Error);
+  }
+  SUBCASE("a harness that leaves the family folder") {
+    tmp.write("harness.cpp", "int main() {}\n");
+    edit(file, [](nlohmann::json &j) { j["harness"] = "../harness.cpp"; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "harness: expected a relative path inside the family folder, got '../harness.cpp'")
+            .c_str(),
+        kopt::Error);
+  }
+}
+
 TEST_CASE("config values are checked when the family is read, with file:line:column") {
   TempDir tmp;
   fs::path file = tiny_family(tmp);
