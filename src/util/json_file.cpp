@@ -2,12 +2,15 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 
 namespace kopt::util {
 
 nlohmann::json parse_json(const std::string &text, const std::string &source) {
   try {
-    return nlohmann::json::parse(text);
+    nlohmann::json value = nlohmann::json::parse(text);
+    check_json_text(text, source); // what the parser accepts but a file of kopt's never holds
+    return value;
   } catch (const nlohmann::json::parse_error &e) {
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     int line = 1;
