@@ -204,9 +204,41 @@ Measurement describe_run(const spec::Family &family, const std::string &id, Harn
   return m;
 }
 
-// Why a harness run failed: how it ended and the last lines of its stderr.
+// The config a harness's log shows started and not finished ("8/9 M=1,N=2"), or "": the harness
+// writes "harness: [8/9] M=1,N=2 started" before a config's runs and "harness: [8/9] M=1,N=2
+// kernel=..." after them.
+std::string unfinished_config(const std::string &log) {
+  std::string started; // "[8/9] M=1,N=2"
+  const std::string prefix = "harness: [";
+  const std::string suffix = " started";
+  for (const std::string &line : util::split(log, '\n')) {
+    if (!line.starts_with(prefix)) {
+      continue;
+    }
+    std::string rest = line.substr(prefix.size() - 1);
+    if (rest.ends_with(suffix)) {
+      started = rest.substr(0, rest.size() - suffix.size());
+    } else if (!started.empty() && rest.starts_with(started + " ")) {
+      started.clear();
+    }
+  }
+  if (started.empty()) {
+    return "";
+  }
+  size_t close = started.find("] ");
+  return close == std::string::npos
+             ? ""
+             : started.substr(1, close - 1) + " " + started.substr(close + 2);
+}
+
+// Why a harness run failed: how it ended, the config it died on, the last lines of its stderr.
 std::string harness_failure(const util::ProcessResult &result, double timeout_s) {
   std::string reason = "harness " + result.describe(timeout_s);
+  std::string config = unfinished_config(result.err);
+  if (!config.empty()) {
+    bool died = result.signal != 0 || result.timed_out;
+    reason += (died ? ", died on config " : ", in config ") + util::excerpt(config, 200);
+  }
   std::string last = tail(result.err, 3);
   if (!last.empty()) {
     reason += ": " + last;
