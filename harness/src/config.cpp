@@ -47,7 +47,8 @@ std::int64_t Config::get_int(std::string_view name) const {
   char *end = nullptr;
   errno = 0;
   long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE) {
+  // Stopped before the text's end: also at a NUL byte inside it ("3\0" "2" is no 3).
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) {
     throw Error(where() + ":" + std::to_string(i + 1) + ": column '" + std::string(name) +
                 "': expected an integer, got '" + text + "'");
   }
@@ -60,7 +61,7 @@ double Config::get_double(std::string_view name) const {
   char *end = nullptr;
   errno = 0;
   double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE) {
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) {
     throw Error(where() + ":" + std::to_string(i + 1) + ": column '" + std::string(name) +
                 "': expected a number, got '" + text + "'");
   }

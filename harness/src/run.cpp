@@ -197,6 +197,10 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   Golden written;
   std::vector<Result> results;
   for (const auto &config : configs) {
+    // Before the run, so a crash inside it leaves the config it died on in the log (kopt names
+    // the config that started and did not finish).
+    log << "harness: [" << results.size() + 1 << "/" << configs.size() << "] " << config.key()
+        << " started" << std::endl;
     Result result;
     result.kernel = options.kernel.empty() ? spec.dispatch(config) : options.kernel;
     std::unique_ptr<Problem> problem = spec.make_problem(config, result.kernel);

@@ -301,8 +301,10 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                             const std::string &best_id, const std::string &best_hash,
                             const Change &change, const NewRequest &request,
                             util::ProcessRunner &runner) {
-  if (request.id.size() < 2 || !util::is_digits(request.id)) {
-    throw Error("--id: expected two or more digits, got '" + request.id + "'");
+  if (!spec::is_canonical_candidate_id(request.id)) {
+    throw Error("--id: expected two or more digits without a leading zero beyond two (07, 123), "
+                "got '" +
+                util::excerpt(request.id) + "'");
   }
   const Candidate &base = candidates.get(request.base);
   fs::path dir = family.candidates_dir / request.id;
@@ -395,6 +397,13 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
   if (result.hash == best_hash) {
     throw Error(change.source + ": no change: the result equals BEST " + best_id +
                 "'s content (hash " + best_hash.substr(0, 8) + "); nothing written");
+  }
+  // An unrecorded candidate of the same content would be measured and decided twice.
+  for (const Candidate &other : candidates.all()) {
+    if (other.id() != request.id && candidates.content_hash(family, other.id()) == result.hash) {
+      throw Error(change.source + ": no change: the result equals candidate " + other.id() +
+                  "'s content (hash " + result.hash.substr(0, 8) + "); nothing written");
+    }
   }
   write_folder(dir, request, changed);
   result.dir = dir;

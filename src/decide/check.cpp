@@ -46,8 +46,12 @@ CheckResult check_candidate(const spec::Family &family, const candidate::Candida
   CheckResult result;
   result.id = candidates.get(request.id).id();
   util::FileLock lock(layout.lock("results-" + result.id), &err);
-  profile::ensure_golden(family, layout, request.baseline,
-                         candidates.content_hash(family, request.baseline), runner, setup);
+  std::string golden =
+      profile::ensure_golden(family, layout, request.baseline,
+                             candidates.content_hash(family, request.baseline), runner, setup);
+  if (golden.starts_with("golden remade")) {
+    err << "kopt: " << golden << "\n";
+  }
   result.expected_hash = candidates.content_hash(family, result.id);
 
   if (!request.build_dir.empty()) {

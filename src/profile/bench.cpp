@@ -7,6 +7,7 @@
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
+#include "util/hash.hpp"
 #include "util/interrupt.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
@@ -203,9 +204,41 @@ Measurement describe_run(const spec::Family &family, const std::string &id, Harn
   return m;
 }
 
-// Why a harness run failed: how it ended and the last lines of its stderr.
+// The config a harness's log shows started and not finished ("8/9 M=1,N=2"), or "": the harness
+// writes "harness: [8/9] M=1,N=2 started" before a config's runs and "harness: [8/9] M=1,N=2
+// kernel=..." after them.
+std::string unfinished_config(const std::string &log) {
+  std::string started; // "[8/9] M=1,N=2"
+  const std::string prefix = "harness: [";
+  const std::string suffix = " started";
+  for (const std::string &line : util::split(log, '\n')) {
+    if (!line.starts_with(prefix)) {
+      continue;
+    }
+    std::string rest = line.substr(prefix.size() - 1);
+    if (rest.ends_with(suffix)) {
+      started = rest.substr(0, rest.size() - suffix.size());
+    } else if (!started.empty() && rest.starts_with(started + " ")) {
+      started.clear();
+    }
+  }
+  if (started.empty()) {
+    return "";
+  }
+  size_t close = started.find("] ");
+  return close == std::string::npos
+             ? ""
+             : started.substr(1, close - 1) + " " + started.substr(close + 2);
+}
+
+// Why a harness run failed: how it ended, the config it died on, the last lines of its stderr.
 std::string harness_failure(const util::ProcessResult &result, double timeout_s) {
   std::string reason = "harness " + result.describe(timeout_s);
+  std::string config = unfinished_config(result.err);
+  if (!config.empty()) {
+    bool died = result.signal != 0 || result.timed_out;
+    reason += (died ? ", died on config " : ", in config ") + util::excerpt(config, 200);
+  }
   std::string last = tail(result.err, 3);
   if (!last.empty()) {
     reason += ": " + last;
@@ -478,21 +511,34 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   return result;
 }
 
-bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
-                       const std::string &baseline_hash) {
+std::string golden_stale_reason(const spec::Family &family, const spec::Layout &layout,
+                                const std::string &baseline_hash) {
   if (!fs::exists(layout.golden()) || !fs::exists(layout.golden_info())) {
-    return false;
+    return "no golden yet";
   }
   nlohmann::json info = util::read_json(layout.golden_info());
-  return info.value("baseline_hash", "") == baseline_hash &&
-         info.value("configs", "") == family.configs.string();
+  std::string configs = family.configs.filename().string();
+  // Keyed by content, not by path: an edited configs file at the same path is other configs.
+  if (info.value("configs_hash", "") != util::hash_file(family.configs)) {
+    return configs + " changed";
+  }
+  if (info.value("baseline_hash", "") != baseline_hash) {
+    return "the baseline's content hash changed";
+  }
+  return "";
+}
+
+bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
+                       const std::string &baseline_hash) {
+  return golden_stale_reason(family, layout, baseline_hash).empty();
 }
 
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup) {
   util::FileLock lock(layout.lock("golden")); // the first of several benches makes it
-  if (golden_is_current(family, layout, baseline_hash)) {
+  std::string stale = golden_stale_reason(family, layout, baseline_hash);
+  if (stale.empty()) {
     return "golden up to date (from candidate " + baseline_id + ")";
   }
   fs::path harness = layout.harness(baseline_id);
@@ -500,6 +546,8 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
     throw Error("cannot make the golden: no harness binary at " + harness.string() +
                 " (build target candidate_" + baseline_id + " first)");
   }
+  // Hashed before the run: a configs file edited while the harness runs is caught next time.
+  std::string configs_hash = util::hash_file(family.configs);
   fs::create_directories(layout.golden().parent_path());
   fs::path fresh = layout.golden().string() + ".new";
   kopt::harness::Options args;
@@ -527,8 +575,12 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   util::write_json_atomic(layout.golden_info(), {{"baseline", baseline_id},
                                                  {"baseline_hash", baseline_hash},
                                                  {"configs", family.configs.string()},
+                                                 {"configs_hash", configs_hash},
                                                  {"date", util::utc_now()}});
-  return "golden written from candidate " + baseline_id;
+  if (stale == "no golden yet") {
+    return "golden written from candidate " + baseline_id;
+  }
+  return "golden remade: " + stale + " (from candidate " + baseline_id + ")";
 }
 
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,

@@ -95,14 +95,21 @@ std::string why_measure_again(const spec::Family &family, const spec::Layout &la
 /// Per config class of `m`: the number of configs and the geomean of their keep metric (us).
 std::map<std::string, std::pair<int, double>> class_geomeans(const Measurement &m);
 
-/// Returns whether the golden exists and came from the baseline with content hash
-/// `baseline_hash` over the family's configs.
+/// Returns why the golden must be made again ("no golden yet", "configs.csv changed", "the
+/// baseline's content hash changed"), or "" when it exists and came from the baseline with
+/// content hash `baseline_hash` over configs of the content the family's configs file has now.
+std::string golden_stale_reason(const spec::Family &family, const spec::Layout &layout,
+                                const std::string &baseline_hash);
+
+/// Returns whether golden_stale_reason is "".
 bool golden_is_current(const spec::Family &family, const spec::Layout &layout,
                        const std::string &baseline_hash);
 
 /// Makes sure the golden exists and came from baseline `baseline_id` with content hash
-/// `baseline_hash`: otherwise runs the baseline's harness with --write-golden. Returns a
-/// one-line description of what it did; throws when the baseline's harness fails.
+/// `baseline_hash` over the configs' current content: otherwise runs the baseline's harness with
+/// --write-golden. Returns a one-line description of what it did ("golden written from candidate
+/// 00", "golden remade: configs.csv changed (from candidate 00)"); throws when the baseline's
+/// harness fails.
 std::string ensure_golden(const spec::Family &family, const spec::Layout &layout,
                           const std::string &baseline_id, const std::string &baseline_hash,
                           util::ProcessRunner &runner, const RunSetup &setup = {});

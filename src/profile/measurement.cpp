@@ -2,11 +2,14 @@
 
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <kopt/harness/config.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace kopt::profile {
 
@@ -27,12 +30,68 @@ void check_time(double us, const std::string &where, const std::string &field) {
   }
 }
 
+// The finest time a timer kopt reads gives: the profilers count whole ns, the harness's CSV has
+// three decimals of us. A time below it was written by no measurement.
+constexpr double kFinestUs = 0.001;
+
+void check_plausible(double us, const std::string &where, const std::string &field) {
+  check_time(us, where, field);
+  if (us < kFinestUs * (1 - 1e-9)) {
+    throw Error(where + ": " + field + ": expected at least 0.001 us (1 ns, the finest time a " +
+                "timer gives), got " + util::format_number(us));
+  }
+}
+
+// `us` must be what the samples say, within the CSV's rounding: merged rounds give the median
+// of the rounds' medians, and one round's median (harness) or mean (profiler) lies within its
+// samples. Samples that disagree with `us` would decide on numbers nobody measured.
+void check_consistent(const ConfigResult &c, const std::string &where) {
+  std::vector<double> medians;
+  double low = std::numeric_limits<double>::infinity();
+  double high = 0;
+  for (const auto &round : c.rounds) {
+    if (round.empty()) {
+      return; // nothing to compare with
+    }
+    medians.push_back(util::median(round));
+    low = std::min(low, *std::min_element(round.begin(), round.end()));
+    high = std::max(high, *std::max_element(round.begin(), round.end()));
+  }
+  double tolerance = 0.0015 + 1e-9 * c.us; // us and samples each rounded to 0.001 us
+  if (medians.size() >= 2 && std::abs(c.us - util::median(medians)) > tolerance) {
+    throw Error(where + ": us: expected the median of the rounds' sample medians, " +
+                util::format_number(util::median(medians), 9) + ", got " +
+                util::format_number(c.us, 9));
+  }
+  if (medians.size() == 1 && (c.us < low - tolerance || c.us > high + tolerance)) {
+    throw Error(where + ": us: expected a time within the samples (" + util::format_number(low, 9) +
+                " to " + util::format_number(high, 9) + "), got " + util::format_number(c.us, 9));
+  }
+}
+
 void check_times(const ConfigResult &c, const std::string &where) {
-  check_time(c.us, where, "us");
+  check_plausible(c.us, where, "us");
   for (size_t k = 0; k < c.rounds.size(); ++k) {
     for (size_t i = 0; i < c.rounds[k].size(); ++i) {
-      check_time(c.rounds[k][i], where,
-                 "samples[" + std::to_string(k) + "][" + std::to_string(i) + "]");
+      check_plausible(c.rounds[k][i], where,
+                      "samples[" + std::to_string(k) + "][" + std::to_string(i) + "]");
+    }
+  }
+  check_consistent(c, where);
+}
+
+// A config's values are the configs file's: one per column, none with a control byte.
+void check_values(const ConfigResult &c, const std::vector<std::string> &columns,
+                  const std::string &where) {
+  if (c.values.size() != columns.size()) {
+    throw Error(where + ": values: expected " + std::to_string(columns.size()) +
+                " (one per config column), got " + std::to_string(c.values.size()));
+  }
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    for (char ch : c.values[i]) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        throw Error(where + ": values[" + std::to_string(i) + "]: expected no control bytes");
+      }
     }
   }
 }
@@ -161,6 +220,7 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     const auto &row = configs[i];
     ConfigResult c;
     c.values = util::json_field<std::vector<std::string>>(row, "values", where);
+    check_values(c, m.config_columns, where);
     c.config_class = util::json_field<std::string>(row, "class", where);
     c.kernel = util::json_field<std::string>(row, "kernel", where);
     c.us = util::json_field<double>(row, "us", where);

@@ -6,6 +6,7 @@
 #include "heuristic/fit.hpp"
 #include "ledger/ledger.hpp"
 #include "report/svg.hpp"
+#include "spec/candidate_spec.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -60,6 +61,11 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
 // tune/<id>/full.csv: the one asked for, else the newest.
 fs::path tune_results(const spec::Layout &layout, const std::string &candidate) {
   if (!candidate.empty()) {
+    // The id names a folder under tune/: a candidate's id, never a path that leaves it.
+    if (!spec::is_canonical_candidate_id(candidate)) {
+      throw Error("report: --tune-candidate: unknown candidate '" + util::excerpt(candidate) +
+                  "' (expected a candidate id: two or more digits)");
+    }
     fs::path file = layout.root / "tune" / candidate / "full.csv";
     if (!fs::exists(file)) {
       throw Error("report: --tune-candidate " + candidate + ": no " + file.string() +

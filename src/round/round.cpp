@@ -132,8 +132,12 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
            << std::flush;
   util::RealProcessRunner runner;
   profile::RunSetup setup = run_setup(loaded.family, held.binding, runner);
-  profile::ensure_golden(loaded.family, loaded.layout, baseline,
-                         loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
+  std::string golden = profile::ensure_golden(
+      loaded.family, loaded.layout, baseline,
+      loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
+  if (golden.starts_with("golden remade")) {
+    progress << "kopt round: " << golden << "\n" << std::flush;
+  }
   // Plain lines: a round's progress is a log beside its JSON answer, never a status line.
   util::StatusLine status(progress, util::StatusStyle::lines);
   profile::bench_candidate(loaded.family, loaded.layout, id, best.id,

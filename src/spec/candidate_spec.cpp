@@ -13,6 +13,10 @@ bool is_candidate_id(const std::string &text) { return text.size() >= 2 && util:
 
 } // namespace
 
+bool is_canonical_candidate_id(const std::string &text) {
+  return is_candidate_id(text) && (text.size() == 2 || text[0] != '0');
+}
+
 CandidateSpec load_candidate_spec(const std::filesystem::path &file,
                                   const std::string &folder_name) {
   nlohmann::json json = util::read_json(file);

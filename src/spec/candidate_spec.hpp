@@ -14,6 +14,10 @@ struct CandidateSpec {
   std::string proposal;          ///< repair attempts are counted per proposal; defaults to id
 };
 
+/// True for a candidate id as kopt writes it: two digits, or more without a leading zero ("07",
+/// "123"; not "7", "011" or "../x"), so one candidate has one id and an id is never a path.
+bool is_canonical_candidate_id(const std::string &text);
+
 /// Reads candidate.json; errors name the file and field. The id must equal `folder_name`.
 CandidateSpec load_candidate_spec(const std::filesystem::path &file,
                                   const std::string &folder_name);

@@ -8,7 +8,10 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -207,6 +210,14 @@ void load_classes(Family &f, const Fields &top) {
   if (f.classes.columns.empty()) {
     throw Error(classes.where("columns") + ": expected at least one config column");
   }
+  for (size_t i = 0; i < f.classes.columns.size(); ++i) {
+    const std::string &column = f.classes.columns[i];
+    if (std::find(f.classes.columns.begin(), f.classes.columns.begin() + i, column) !=
+        f.classes.columns.begin() + i) {
+      throw Error(classes.where("columns") + "[" + std::to_string(i) + "]: column '" +
+                  util::excerpt(column) + "' is listed twice");
+    }
+  }
   if (!classes.has("buckets")) {
     return;
   }
@@ -232,7 +243,38 @@ void load_classes(Family &f, const Fields &top) {
   }
 }
 
-// The configs CSV must hold every dispatch and class column.
+// Why one configs value is unfit for its column, or "": no control bytes anywhere, integers in
+// the dispatch columns (the harness reads them with get_int, the dispatch as int64), numbers in
+// the bucketed class columns.
+std::string config_value_problem(const std::string &value, bool integer, bool number) {
+  for (char c : value) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", byte);
+      return std::string("expected no control bytes, got byte ") + hex;
+    }
+  }
+  std::string text(util::trim(value)); // the harness drops blanks around a field too
+  const char *end = text.data() + text.size();
+  if (integer) {
+    int64_t parsed = 0;
+    auto [stop, ec] = std::from_chars(text.data(), end, parsed);
+    if (text.empty() || ec != std::errc() || stop != end) {
+      return "expected an integer, got '" + util::excerpt(text) + "'";
+    }
+  } else if (number) {
+    double parsed = 0;
+    auto [stop, ec] = std::from_chars(text.data(), end, parsed);
+    if (text.empty() || ec != std::errc() || stop != end || !std::isfinite(parsed)) {
+      return "expected a number, got '" + util::excerpt(text) + "'";
+    }
+  }
+  return "";
+}
+
+// The configs CSV must hold every dispatch and class column, each value fit for its column and
+// each config once: checked here, at configure time, rather than in the harness's log later.
 void check_configs(const Family &f, const Fields &top) {
   util::CsvTable table = util::read_csv(f.configs);
   auto require = [&](const std::string &column, const char *role) {
@@ -246,6 +288,39 @@ void check_configs(const Family &f, const Fields &top) {
   }
   for (const auto &column : f.classes.columns) {
     require(column, "class");
+  }
+  std::string file = f.configs.string();
+  if (table.rows.empty()) {
+    throw Error(file + ": no configs after the header");
+  }
+  for (size_t c = 0; c < table.header.size(); ++c) {
+    std::string problem = config_value_problem(table.header[c], false, false);
+    if (!problem.empty() || table.find_column(table.header[c]) != static_cast<int>(c)) {
+      throw Error(file + ":1:" + std::to_string(c + 1) + ": column name '" +
+                  util::excerpt(table.header[c]) +
+                  "': " + (problem.empty() ? std::string("a duplicate") : problem));
+    }
+  }
+  std::map<std::string, int> seen; // a config's key -> its line: each config runs once
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const auto &row = table.rows[r];
+    std::string key;
+    for (size_t c = 0; c < row.size() && c < table.header.size(); ++c) {
+      const std::string &column = table.header[c];
+      bool integer = std::find(f.dispatch.begin(), f.dispatch.end(), column) != f.dispatch.end();
+      bool number = f.classes.buckets.count(column) > 0;
+      std::string problem = config_value_problem(row[c], integer, number);
+      if (!problem.empty()) {
+        throw Error(table.where(r) + ":" + std::to_string(c + 1) + ": column '" + column +
+                    "': " + problem);
+      }
+      key += (c ? "," : "") + column + "=" + std::string(util::trim(row[c]));
+    }
+    auto [first, fresh] = seen.emplace(key, table.lines[r]);
+    if (!fresh) {
+      throw Error(table.where(r) + ": duplicate config " + util::excerpt(key) + " (first on line " +
+                  std::to_string(first->second) + ")");
+    }
   }
 }
 
@@ -440,6 +515,8 @@ Family load_family(const fs::path &file) {
   load_classes(f, top);
   f.configs = existing_file(top, "configs", f.dir);
   check_configs(f, top);
+  // The harness is built as the candidate's code: from the family folder, never from elsewhere.
+  check_relative(top.where("harness"), top.string("harness"));
   f.harness = existing_file(top, "harness", f.dir);
   load_sources(f, top);
   load_limits(f, top);

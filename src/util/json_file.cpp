@@ -2,6 +2,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 
 namespace kopt::util {
 
@@ -53,7 +54,9 @@ void check_depth(const std::string &text, const std::string &source) {
 nlohmann::json parse_json(const std::string &text, const std::string &source) {
   check_depth(text, source);
   try {
-    return nlohmann::json::parse(text);
+    nlohmann::json value = nlohmann::json::parse(text);
+    check_json_text(text, source); // what the parser accepts but a file of kopt's never holds
+    return value;
   } catch (const nlohmann::json::parse_error &e) {
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     std::string what = e.what();

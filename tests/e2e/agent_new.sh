@@ -1,7 +1,8 @@
 # kopt new turns a worktree's change or a patch into a candidate folder, with real git: a text
 # edit of the editable header is kept, a binary file and a build/ file are dropped with warnings
 # naming them; a patch leaving the family folder, one touching a file that is not editable and
-# one that gives BEST's content back are refused, and a refused patch writes nothing anywhere.
+# one that gives BEST's content back or another candidate's, or a non-canonical id, are refused,
+# and a refused patch writes nothing anywhere.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need git
 need python3
@@ -39,20 +40,37 @@ check_candidate() { # id err-file
 }
 check_candidate 11 "$WORK/new11.err"
 
-echo "--- the same change as a patch (git diff --binary): the same candidate"
+echo "--- the same change as a patch (git diff --binary): refused while unrecorded 11 holds it"
 git -C "$WORK/wt" add -A
 git -C "$WORK/wt" diff --binary --cached HEAD >"$WORK/change.patch"
 grep -q "GIT binary patch" "$WORK/change.patch" || fail "the patch has no binary hunk"
 grep -q "host_gemm/build/out.txt" "$WORK/change.patch" || fail "the patch has no build/ file"
+if "$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/same.err" >/dev/null; then
+  fail "a change identical to candidate 11 was accepted"
+fi
+grep -q "no change: the result equals candidate 11's content (hash [0-9a-f]\{8\}); nothing written" "$WORK/same.err" ||
+  { cat "$WORK/same.err"; fail "the identical candidate's message"; }
+[ ! -e "$family_src/candidates/12" ] || fail "candidate 12 was written"
+echo "--- a non-canonical id is refused"
+if "$KOPT" new "${fam[@]}" --id 011 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/id.err" >/dev/null; then
+  fail "id 011 was accepted"
+fi
+grep -q "\-\-id: expected two or more digits without a leading zero beyond two (07, 123), got '011'" "$WORK/id.err" ||
+  { cat "$WORK/id.err"; fail "the id's message"; }
+echo "--- with 11 away, the patch makes the same candidate"
+mv "$family_src/candidates/11" "$WORK/c11"
 "$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" \
   >"$WORK/new12.log" 2>"$WORK/new12.err" || { cat "$WORK/new12.err"; fail "new --from-patch"; }
 check_candidate 12 "$WORK/new12.err"
-# Paths relative to the family folder work too (git diff run inside it).
+# Paths relative to the family folder work too (git diff run inside it); 12 steps aside.
+mv "$family_src/candidates/12" "$WORK/c12"
 git -C "$WORK/wt/host_gemm" diff --relative --cached HEAD -- gemm_kernel.hpp >"$WORK/relative.patch"
 grep -q "^+++ b/gemm_kernel.hpp" "$WORK/relative.patch" || fail "the relative patch's paths"
 "$KOPT" new "${fam[@]}" --id 13 --base 00 --from-patch "$WORK/relative.patch" >/dev/null ||
   fail "new from a family-relative patch"
 cmp -s "$family_src/candidates/13/gemm_kernel.hpp" "$faster" || fail "candidate 13's header"
+rm -rf "$family_src/candidates/13"
+mv "$WORK/c12" "$family_src/candidates/12"
 
 echo "--- an existing id is refused unless --replace"
 if "$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/again.err"; then
@@ -60,8 +78,8 @@ if "$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" 2
 fi
 grep -q "candidate 12 exists (.*): choose another --id, or give --replace" "$WORK/again.err" ||
   { cat "$WORK/again.err"; fail "the existing id's message"; }
-"$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" --replace 2>/dev/null >/dev/null ||
-  fail "--replace"
+"$KOPT" new "${fam[@]}" --id 12 --base 00 --from-patch "$WORK/change.patch" --replace 2>"$WORK/replace.err" >/dev/null || { cat "$WORK/replace.err"; fail "--replace"; }
+mv "$WORK/c11" "$family_src/candidates/11"
 
 # Hashes every file under $WORK but the refusals' logs, and the temporary folders kopt uses.
 mkdir -p "$WORK/logs"

@@ -42,4 +42,20 @@ host,2,64,512,512,host,0,0,20.5,gemm_128x128x128,0.1,1,0
 CSV
 sed -i 's/"compile": "all"/"tuned": "tuned.csv", "arch": "host", "compile": "all"/' "$WORK/f/family.json"
 expect_error "tuned\.csv:3: kernelName: 'gemm_128x128x128' is not a compiled instance" gen
+echo "--- a configs value that is no integer: cmake's configure names file:line:column"
+fresh
+echo "128,abc,256" >>"$WORK/f/configs.csv"
+line=$(wc -l <"$WORK/f/configs.csv")
+expect_error "configs\.csv:$line:2: column 'N': expected an integer" \
+  cmake -S "$WORK/f" -B "$WORK/b2" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR"
+
+echo "--- a NUL byte in a configs value, and a config twice"
+fresh
+printf '3\0002,256,256\n' >>"$WORK/f/configs.csv"
+expect_error "configs\.csv:$line:1: column 'M': expected no control bytes, got byte 0x00" gen
+fresh
+sed -n 2p "$WORK/f/configs.csv" >>"$WORK/f/configs.csv"
+mkdir -p "$WORK/state"
+expect_error "configs\.csv:$line: duplicate config M=16,N=256,K=256 \(first on line 2\)" \
+  "$KOPT" ls --spec "$WORK/f/family.json" --state-dir "$WORK/state"
 echo "PASS"

@@ -30,6 +30,14 @@ TEST_CASE("config errors name file:line:field") {
     REQUIRE_THROWS_WITH(configs[0].get_int("N"),
                         "c.csv:2:2: column 'N': expected an integer, got '12x'");
   }
+  SUBCASE("a NUL byte inside an integer is no integer (strtoll stopped at it)") {
+    auto configs = parse_configs(std::string("M,N\n16,3\0"
+                                             "2\n",
+                                             11),
+                                 "c.csv");
+    CHECK_THROWS_AS(configs[0].get_int("N"), kopt::harness::Error);
+    CHECK_THROWS_AS(configs[0].get_double("N"), kopt::harness::Error);
+  }
   SUBCASE("not a number") {
     auto configs = parse_configs("M,N\n16,\n", "c.csv");
     REQUIRE_THROWS_WITH(configs[0].get_double("N"),

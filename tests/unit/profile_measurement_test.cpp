@@ -49,4 +49,39 @@ TEST_CASE("times are positive and finite") {
       "m.json: configs[0] (M=64): samples[0][0]: expected a positive finite time in us, got inf");
 }
 
+TEST_CASE("samples are plausible and agree with us") {
+  // 1e-300 us with a normal `us`: the keep test would read an impossible speed-up.
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(2.5, {{1e-300, 1e-300}}), "m.json"),
+                      "m.json: configs[0] (M=64): samples[0][0]: expected at least 0.001 us (1 ns, "
+                      "the finest time a timer gives), got 1e-300");
+  REQUIRE_THROWS_WITH(measurement_from_json(with_times(9.3, {{1.8, 1.9, 2.0}}), "m.json"),
+                      "m.json: configs[0] (M=64): us: expected a time within the samples (1.8 to "
+                      "2), got 9.3");
+  REQUIRE_THROWS_WITH(
+      measurement_from_json(with_times(9.3, {{1.8, 2.0}, {1.9, 2.1}, {2.0, 2.2}}), "m.json"),
+      "m.json: configs[0] (M=64): us: expected the median of the rounds' sample medians, 2, got "
+      "9.3");
+  // Merged rounds: us is the median of the medians; the CSV's rounding is allowed.
+  CHECK(measurement_from_json(with_times(2.0005, {{1.8, 2.0}, {1.9, 2.1}, {2.0, 2.2}}), "m.json")
+            .configs[0]
+            .us == 2.0005);
+  // A profiler's us is the runs' mean: within the samples.
+  CHECK(measurement_from_json(with_times(4.0, {{1.0, 2.0, 9.0}}), "m.json").configs[0].us == 4.0);
+}
+
+TEST_CASE("values are one per config column, as the configs file's") {
+  nlohmann::json j = with_times(2.5, {{2.5}});
+  j["configs"][0]["values"] = {"64", "128"};
+  REQUIRE_THROWS_WITH(measurement_from_json(j, "m.json"),
+                      "m.json: configs[0]: values: expected 1 (one per config column), got 2");
+  j["configs"][0]["values"] = {std::string("3\0"
+                                           "2",
+                                           3)};
+  REQUIRE_THROWS_WITH(measurement_from_json(j, "m.json"),
+                      "m.json: configs[0]: values[0]: expected no control bytes");
+  j["configs"][0]["values"] = {64};
+  REQUIRE_THROWS_WITH(measurement_from_json(j, "m.json"),
+                      "m.json: configs[0]: field 'values' has the wrong type");
+}
+
 TEST_SUITE_END();

@@ -16,6 +16,7 @@
 
 using kopt::test::fixture;
 using kopt::test::TempDir;
+namespace fs = std::filesystem;
 namespace report = kopt::report;
 
 namespace {
@@ -157,6 +158,20 @@ TEST_CASE("a state folder with nothing yet gives a page that says what is missin
   CHECK(page.html.find("kopt report: tiny") != std::string::npos);
   CHECK(page.html.find("http") == std::string::npos);
   CHECK(page.html.find("<script") == std::string::npos);
+}
+
+TEST_CASE("--tune-candidate is a candidate id, never a path out of the state folder") {
+  TempDir tmp;
+  kopt::spec::Family family = kopt::spec::load_family(fixture("gen/tiny/family.json"));
+  kopt::spec::Layout layout(tmp.path() / "state");
+  fs::create_directories(layout.root / "tune");
+  tmp.write("outside/full.csv", "M,N,K,kernel,us,err\n16,64,64,k1,10,0\n");
+  report::ReportOptions options;
+  options.tune_candidate = "../../outside";
+  CHECK_THROWS_WITH_AS(report::make_report(family, layout, options),
+                       "report: --tune-candidate: unknown candidate '../../outside' (expected a "
+                       "candidate id: two or more digits)",
+                       kopt::Error);
 }
 
 TEST_CASE("svg helpers: escaping, numbers, scales, ticks") {

@@ -317,6 +317,91 @@ TEST_CASE("errors name the file and the field") {
   }
 }
 
+TEST_CASE("a class column listed twice, and a harness outside the family folder") {
+  TempDir tmp;
+  fs::path file = tiny_family(tmp);
+  std::string at = file.string() + ": ";
+  SUBCASE("classes.columns") {
+    edit(file, [](nlohmann::json &j) { j["classes"] = {{"columns", {"M", "M"}}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "classes.columns[1]: column 'M' is listed twice").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("an absolute harness") {
+    edit(file, [](nlohmann::json &j) { j["harness"] = "/etc/passwd"; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "harness: expected a relative path inside the family folder, got '/etc/passwd'")
+            .c_str(),
+        kopt::Error);
+  }
+  SUBCASE("a harness that leaves the family folder") {
+    tmp.write("harness.cpp", "int main() {}\n");
+    edit(file, [](nlohmann::json &j) { j["harness"] = "../harness.cpp"; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "harness: expected a relative path inside the family folder, got '../harness.cpp'")
+            .c_str(),
+        kopt::Error);
+  }
+}
+
+TEST_CASE("config values are checked when the family is read, with file:line:column") {
+  TempDir tmp;
+  fs::path file = tiny_family(tmp);
+  fs::path configs = file.parent_path() / "configs.csv";
+  std::string at = configs.string() + ":";
+  auto with_rows = [&](const std::string &rows) {
+    std::ofstream(configs, std::ios::binary) << "M,N,K\n16,64,128\n" << rows;
+  };
+
+  SUBCASE("a NUL byte inside a value") {
+    with_rows(std::string("3\0"
+                          "2,64,128\n",
+                          10));
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "3:1: column 'M': expected no control bytes, got byte 0x00").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("another control byte") {
+    with_rows("32,6\x01"
+              "4,128\n");
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "3:2: column 'N': expected no control bytes, got byte 0x01").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("a dispatch column that is no integer") {
+    with_rows("128,abc,128\n");
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "3:2: column 'N': expected an integer, got 'abc'").c_str(),
+                         kopt::Error);
+    with_rows("128,64,1.5\n");
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "3:3: column 'K': expected an integer, got '1.5'").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("a config twice, blanks around values as the harness reads them") {
+    with_rows("32,64,128\n 16, 64,128\n");
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "4: duplicate config M=16,N=64,K=128 (first on line 2)").c_str(),
+                         kopt::Error);
+  }
+  SUBCASE("a column named twice") {
+    std::ofstream(configs) << "M,N,K,N\n16,64,128,1\n";
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "1:4: column name 'N': a duplicate").c_str(), kopt::Error);
+  }
+  SUBCASE("no configs") {
+    std::ofstream(configs) << "M,N,K\n";
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (configs.string() + ": no configs after the header").c_str(), kopt::Error);
+  }
+  SUBCASE("blanks and other columns are fine") {
+    std::ofstream(configs) << "M,N,K,dtype\n 16 ,64,128,bf16\n-1,64,128,fp8\n";
+    CHECK(kopt::spec::load_family(file).configs == configs);
+  }
+}
+
 TEST_CASE("config_class") {
   kopt::spec::ClassSpec classes{{"M", "K"}, {{"M", {64, 512}}}};
   std::vector<std::string> header = {"M", "N", "K"};
