@@ -162,11 +162,17 @@ std::vector<std::string> recover(const Files &files) {
   nlohmann::json line = util::parse_json(text, source + ": line");
   State state = state_from_json(util::json_field<nlohmann::json>(journal, "state", source),
                                 source + ": state");
-  complete_append(files, size, text);
-  util::write_json_atomic(files.state(), to_json(state));
-  util::write_file_atomic(files.performance(),
-                          render_performance(state, read_attempts(files.attempts())));
-  util::remove_file(files.journal());
+  try {
+    complete_append(files, size, text);
+    util::write_json_atomic(files.state(), to_json(state));
+    util::write_file_atomic(files.performance(),
+                            render_performance(state, read_attempts(files.attempts())));
+    util::remove_file(files.journal());
+  } catch (const Error &e) {
+    throw Error(std::string(e.what()) + "; while completing the interrupted record (" +
+                what_was_recorded(line) + ") kept in " + source +
+                ": fix the cause and run kopt again");
+  }
   notes.push_back("completed the interrupted record (" + what_was_recorded(line) + ") from " +
                   source + ": state.json, attempts.jsonl and performance.md agree again");
   return notes;
