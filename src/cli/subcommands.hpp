@@ -30,6 +30,7 @@ Handler setup_tune(CLI::App &app);
 Handler setup_heuristic(CLI::App &app);
 Handler setup_ls(CLI::App &app);
 Handler setup_log(CLI::App &app);
+Handler setup_ledger(CLI::App &app);
 Handler setup_report(CLI::App &app);
 
 } // namespace kopt::cli

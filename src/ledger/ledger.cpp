@@ -1,6 +1,7 @@
 #include "ledger/ledger.hpp"
 
 #include "gen/text_template.hpp"
+#include "ledger/journal.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 #include <set>
 
 namespace kopt::ledger {
@@ -105,14 +107,17 @@ std::string attempt_row(const nlohmann::json &line) {
     }
   }
   std::optional<double> overall = number_field(line, "overall_change");
+  // A baseline's line carries its target and hypothesis for rebuild_state; its row shows
+  // neither, as the results table above has them.
+  bool baseline = kind == "baseline";
   return "| " + cell(text_field(line, "date")) + " | " + cell(text_field(line, "candidate")) +
          " | " + cell(short_hash(text_field(line, "hash"))) + " | " + cell(verdict) + " | " +
-         cell(text_field(line, "best")) + " | " + cell(text_field(line, "target")) + " | " +
-         cell(util::join(classes, "; ")) + " | " +
+         cell(text_field(line, "best")) + " | " + cell(baseline ? "" : text_field(line, "target")) +
+         " | " + cell(util::join(classes, "; ")) + " | " +
          (overall ? decide::format_change(*overall) +
                         interval_text(interval_field(line, "overall_interval"))
                   : "-") +
-         " | " + cell(text_field(line, "hypothesis")) + " |";
+         " | " + cell(baseline ? "" : text_field(line, "hypothesis")) + " |";
 }
 
 nlohmann::json change_json(const ClassChange &c) {
@@ -165,25 +170,48 @@ struct Contents {
   std::vector<nlohmann::json> attempts;
 };
 
-Contents read_contents(const Files &files) {
-  Contents contents;
-  std::error_code ec;
-  if (std::filesystem::exists(files.state(), ec)) {
-    contents.state = state_from_json(util::read_json(files.state()), files.state().string());
+// The ways out of a state.json lost beside a history: it is never started over silently.
+std::string ways_out(const Files &files, size_t lines) {
+  return files.attempts().string() + " holds " + std::to_string(lines) +
+         (lines == 1 ? " line" : " lines") +
+         " of history: restore state.json (e.g. from a backup or git), or rebuild it from "
+         "attempts.jsonl with kopt ledger rebuild";
+}
+
+// Reads the ledger; with the lock held, `recover` first completes what a killed or failed
+// record left (journal.hpp) and says so on stderr.
+enum class Recover { yes, no };
+
+Contents read_contents(const Files &files, Recover recovering = Recover::yes) {
+  if (recovering == Recover::yes) {
+    for (const std::string &note : recover(files)) {
+      std::cerr << "kopt: ledger: " << note << "\n";
+    }
   }
+  Contents contents;
   contents.attempts = read_attempts(files.attempts());
+  if (std::string what = unreadable_state(files); !what.empty()) {
+    if (!contents.attempts.empty()) {
+      throw Error(files.state().string() + ": " + what + ", but " +
+                  ways_out(files, contents.attempts.size()));
+    }
+    return contents;
+  }
+  try {
+    contents.state = state_from_json(util::read_json(files.state()), files.state().string());
+  } catch (const Error &e) {
+    if (contents.attempts.empty()) {
+      throw;
+    }
+    throw Error(std::string(e.what()) + "; " + ways_out(files, contents.attempts.size()));
+  }
   return contents;
 }
 
 // `history` is attempts.jsonl as read under the lock; `attempt` is the line recorded now.
 void write_all(const Files &files, const State &state, std::vector<nlohmann::json> history,
                const nlohmann::json &attempt) {
-  // state.json is the truth and goes first; performance.md is derived from it and the history
-  // with this attempt, and the attempts log is only appended once both are in place.
-  history.push_back(attempt);
-  util::write_json_atomic(files.state(), to_json(state));
-  util::write_file_atomic(files.performance(), render_performance(state, history));
-  util::append_line(files.attempts(), attempt.dump());
+  commit(files, state, std::move(history), attempt);
 }
 
 void clear_regressions(State &s) {
@@ -314,12 +342,17 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
 
 std::optional<State> read_state(const Files &files) {
   std::error_code ec;
-  if (!std::filesystem::exists(files.state(), ec)) {
+  if (!std::filesystem::is_directory(files.dir, ec)) {
     return std::nullopt;
   }
   // The attempts log is the ledger's history: a damaged line is reported here, before any
-  // write, so that no record lands after it.
-  return read_contents(files).state;
+  // write, so that no record lands after it. Only a repair needs the lock.
+  if (needs_recovery(files)) {
+    util::FileLock lock(files.lock());
+    util::InterruptShield shield;
+    return read_contents(files).state;
+  }
+  return read_contents(files, Recover::no).state;
 }
 
 std::string render_performance(const State &s, const std::vector<nlohmann::json> &attempts) {
@@ -370,6 +403,8 @@ nlohmann::json classes_json(const decide::Decision &d) {
   nlohmann::json classes = nlohmann::json::array();
   for (const decide::ClassRow &row : d.classes) {
     classes.push_back({{"class", row.config_class},
+                       {"best_us", row.best_us},
+                       {"candidate_us", row.candidate_us},
                        {"change", row.change},
                        {"interval", row.has_interval ? nlohmann::json{row.low, row.high}
                                                      : nlohmann::json(nullptr)},
@@ -422,7 +457,10 @@ Recorded record_first_baseline(const Files &files, std::vector<nlohmann::json> h
              {"candidate", d.candidate},
              {"hash", d.hash},
              {"geomean_us", d.overall->candidate_us},
-             {"measured_by", source_of(measurement)}});
+             {"measured_by", source_of(measurement)},
+             {"target", d.target},
+             {"kernels", kernels_of(measurement, d.target)},
+             {"hypothesis", s.kept.back().hypothesis}});
   return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
 }
 
@@ -589,10 +627,11 @@ Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &ca
   return {};
 }
 
-// The attempt's line in attempts.jsonl.
+// The attempt's line in attempts.jsonl: with the numbers and kernels that rebuild_state needs
+// to give back the state this record writes.
 nlohmann::json attempt_json(const Decision &d, const State &s, const spec::CandidateSpec &candidate,
-                            const std::string &date, const std::string &proposal,
-                            const std::string &event) {
+                            const profile::Measurement &measurement, const std::string &date,
+                            const std::string &proposal, const std::string &event) {
   return nlohmann::json{
       {"kind", "attempt"},
       {"date", date},
@@ -612,7 +651,11 @@ nlohmann::json attempt_json(const Decision &d, const State &s, const spec::Candi
       {"method", decide::to_string(d.method)},
       {"classes", classes_json(d)},
       {"consecutive_regressions", s.consecutive_regressions},
-      {"event", event}};
+      {"event", event},
+      {"geomean_us", d.overall ? nlohmann::json(d.overall->candidate_us) : nlohmann::json(nullptr)},
+      {"best_us", d.overall ? nlohmann::json(d.overall->best_us) : nlohmann::json(nullptr)},
+      {"measured_by", source_of(measurement)},
+      {"kernels", kernels_of(measurement, d.target)}};
 }
 
 } // namespace
@@ -638,7 +681,7 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
     s.recorded.push_back({d.candidate, d.hash, decide::to_string(d.verdict)});
   }
   write_all(files, s, std::move(contents.attempts),
-            attempt_json(d, s, candidate, date, proposal, applied.event));
+            attempt_json(d, s, candidate, measurement, date, proposal, applied.event));
   return {Outcome::recorded, applied.message, s};
 }
 

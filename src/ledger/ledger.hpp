@@ -97,6 +97,9 @@ struct Files {
   std::filesystem::path state() const { return dir / "state.json"; }
   std::filesystem::path performance() const { return dir / "performance.md"; }
   std::filesystem::path attempts() const { return dir / "attempts.jsonl"; }
+  /// A change of the three files above on its way (journal.hpp): present only while a record
+  /// runs, or after one was killed or failed, until the next command completes it.
+  std::filesystem::path journal() const { return dir / "ledger.journal"; }
   /// Held (util::FileLock) by every change of the three files above.
   std::filesystem::path lock() const { return dir / "ledger.lock"; }
 };
@@ -114,6 +117,11 @@ State state_from_json(const nlohmann::json &j, const std::string &source);
 
 /// Reads state.json, or returns nothing when the ledger has none yet; attempts.jsonl is
 /// checked too (read_attempts), so a damaged ledger is reported before anything is written.
+/// A record that a killed or failed kopt left half done is completed first, and the temp files
+/// of its writes removed, under the ledger's lock, each repair said in a line on stderr. A
+/// state.json that is missing, a dangling link, a link loop or unreadable while attempts.jsonl
+/// holds history throws kopt::Error naming both files and the ways out (restore it, or
+/// `kopt ledger rebuild`): the ledger is never silently started over.
 std::optional<State> read_state(const Files &files);
 
 /// Who BEST is: its id and the content hash it was kept with.
@@ -169,6 +177,18 @@ Recorded record(const Files &files, const decide::Decision &decision,
 /// is blank.
 Recorded rebase(const Files &files, const std::function<std::string(const std::string &)> &hash_of,
                 const std::string &reason, const std::string &date = "");
+
+/// Returns the state that attempts.jsonl's lines (as read_attempts returns them) lead to, replaying
+/// what record(), rebase() and stop_no_idle_gpu() did: BEST, the kept rows, the counters, the
+/// repairs, the stop. Lines written before kopt recorded every number (geomean and per-class us,
+/// kernels) give 0 or none for what they lack; a kept geomean is then derived from the change.
+State rebuild_state(const std::vector<nlohmann::json> &attempts, const std::string &family);
+
+/// `kopt ledger rebuild`: writes state.json (and performance.md) rebuilt from attempts.jsonl,
+/// under the ledger's lock. Only a state.json that is missing, a dangling link, a link loop or
+/// unreadable is replaced (an unreadable one is kept as state.json.unreadable); throws when
+/// state.json reads or attempts.jsonl holds no history.
+Recorded rebuild(const Files &files, const std::string &family);
 
 /// "recorded", "duplicate", "candidate_is_best" or "identical" (the `outcome` of --json answers).
 const char *to_string(Outcome outcome);

@@ -583,6 +583,26 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   return "golden remade: " + stale + " (from candidate " + baseline_id + ")";
 }
 
+namespace {
+
+// Temp files of a killed writer of candidate `id`'s results (`measurement.json.tmp.XXXXXX` and
+// the like): the caller holds the folder's lock, so no live writer owns them.
+void remove_temp_files(const spec::Layout &layout, const std::string &id) {
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(layout.results_dir(id), ec)) {
+    std::string name = entry.path().filename().string();
+    for (const auto &file : {layout.measurement(id), layout.paired_best(id), layout.decision(id),
+                             layout.results_csv(id)}) {
+      std::string prefix = file.filename().string() + ".tmp.";
+      if (name.size() > prefix.size() && name.rfind(prefix, 0) == 0) {
+        std::filesystem::remove(entry.path(), ec);
+      }
+    }
+  }
+}
+
+} // namespace
+
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
                          GoldenCheck best_golden, util::ProcessRunner &runner,
@@ -592,6 +612,7 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
   // failed run must not leave it to be decided on.
   std::filesystem::remove(layout.paired_best(id));
   std::filesystem::remove(layout.measurement(id));
+  remove_temp_files(layout, id);
   try {
     // Shielded from the first run to the last: a signal between two harness runs becomes an
     // Interrupted named for this step, like one during a run, instead of an exit with no step

@@ -77,8 +77,9 @@ struct BenchRun {
 
 /// Benchmarks candidate `id` into results/<id>/: alone when it is BEST `best_id`, else side by
 /// side with it for `rounds` rounds (best_measurement.json holds BEST's samples). The previous
-/// measurement files are removed first, so an interrupted or failed run leaves none to decide on;
-/// an interruption is rethrown saying that no measurement was written.
+/// measurement files are removed first, so an interrupted or failed run leaves none to decide on,
+/// and so are temp files a killed writer left there (the caller holds results-<id>'s lock); an
+/// interruption is rethrown saying that no measurement was written.
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
                          GoldenCheck best_golden, util::ProcessRunner &runner,

@@ -5,7 +5,10 @@
 #include <kopt/harness/atomic_file.hpp>
 #include <kopt/harness/error.hpp>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,11 +18,92 @@ namespace kopt::util {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+enum class Fault { none, fail, torn, kill };
+
+struct Injection {
+  bool count = false;
+  long step = 0; ///< 1-based; 0: none
+  Fault fault = Fault::none;
+};
+
+Injection read_injection() {
+  const char *env = std::getenv(kFaultInjectEnv);
+  Injection injection;
+  if (env == nullptr) {
+    return injection;
+  }
+  std::string text = env;
+  if (text == "count") {
+    injection.count = true;
+    return injection;
+  }
+  char *end = nullptr;
+  long step = std::strtol(text.c_str(), &end, 10);
+  std::string mode = end && *end == ':' ? std::string(end + 1) : "";
+  Fault fault = mode == "fail"   ? Fault::fail
+                : mode == "torn" ? Fault::torn
+                : mode == "kill" ? Fault::kill
+                                 : Fault::none;
+  if (step > 0 && fault != Fault::none) {
+    injection.step = step;
+    injection.fault = fault;
+  }
+  return injection;
+}
+
+// The fault to inject at this write step (none outside tests); counts and names the step.
+Fault fault_at(const char *step, const fs::path &path) {
+  static const Injection injection = read_injection();
+  static std::atomic<long> steps{0};
+  if (!injection.count && injection.step == 0) {
+    return Fault::none;
+  }
+  long n = ++steps;
+  if (injection.count) {
+    std::fprintf(stderr, "kopt: write step %ld: %s %s\n", n, step, path.c_str());
+  }
+  return n == injection.step ? injection.fault : Fault::none;
+}
+
+[[noreturn]] void injected_enospc(const fs::path &path) {
+  throw Error(path.string() + ": cannot write: " + std::strerror(ENOSPC) + " (injected by " +
+              kFaultInjectEnv + ")");
+}
+
+[[noreturn]] void injected_kill() {
+  std::fflush(stderr);
+  ::_exit(137);
+}
+
+// A write killed between its temp file and the rename: the temp file stays, half written.
+[[noreturn]] void torn_write(const fs::path &path, std::string_view content) {
+  std::string tmp = path.string() + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd >= 0) {
+    (void)!::write(fd, content.data(), content.size() / 2);
+  }
+  injected_kill();
+}
+
+} // namespace
+
 void write_file_atomic(const fs::path &path, std::string_view content) {
+  Fault fault = fault_at("write", path);
+  if (fault == Fault::fail) {
+    injected_enospc(path);
+  }
+  if (fault == Fault::torn) {
+    torn_write(path, content);
+  }
   try {
     harness::write_file_atomic(path.string(), content);
   } catch (const harness::Error &e) {
     throw Error(e.what());
+  }
+  if (fault == Fault::kill) {
+    injected_kill();
   }
 }
 
@@ -34,6 +118,10 @@ bool write_file_if_changed(const fs::path &path, std::string_view content) {
 }
 
 void append_line(const fs::path &path, std::string_view line) {
+  Fault fault = fault_at("append", path);
+  if (fault == Fault::fail) {
+    injected_enospc(path);
+  }
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path());
   }
@@ -52,6 +140,10 @@ void append_line(const fs::path &path, std::string_view line) {
   }
   text += line;
   text += '\n';
+  if (fault == Fault::torn) {
+    (void)!::write(fd, text.data(), text.size() / 2);
+    injected_kill();
+  }
   try {
     harness::write_all(fd, text, path.string());
     ::fsync(fd);
@@ -60,6 +152,25 @@ void append_line(const fs::path &path, std::string_view line) {
     throw Error(e.what());
   }
   ::close(fd);
+  if (fault == Fault::kill) {
+    injected_kill();
+  }
+}
+
+void remove_file(const fs::path &path) {
+  Fault fault = fault_at("remove", path);
+  if (fault == Fault::fail) {
+    injected_enospc(path);
+  }
+  if (fault == Fault::torn) {
+    injected_kill();
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    throw Error(path.string() + ": cannot remove: " + std::strerror(errno));
+  }
+  if (fault == Fault::kill) {
+    injected_kill();
+  }
 }
 
 } // namespace kopt::util

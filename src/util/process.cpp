@@ -84,8 +84,14 @@ double seconds_since(Clock::time_point t) {
 // pipes, its CPU when it has one, then exec; a failure to pin, change folder or exec is written
 // to `exec_fd` for the parent.
 [[noreturn]] void exec_child(const Command &command, int out_fd, int err_fd, int exec_fd,
-                             std::vector<char *> &argv, std::vector<char *> &envp) {
+                             std::vector<char *> &argv, std::vector<char *> &envp, pid_t parent) {
   ::setpgid(0, 0);
+  // A harness never outlives the kopt that started it: a SIGKILLed kopt cannot kill the group,
+  // so the kernel does (the signal goes with exec). A parent gone before prctl is caught after.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != parent) {
+    ::_exit(127);
+  }
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
   if (command.cpu >= 0) {
@@ -257,12 +263,13 @@ ProcessResult RealProcessRunner::run(const Command &command) {
   auto envp = pointers(env_strings);
   auto start = Clock::now();
 
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     throw Error(std::string("cannot fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    exec_child(command, out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp);
+    exec_child(command, out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp, parent);
   }
   ::setpgid(pid, pid);
   ChildGroup group(pid);
