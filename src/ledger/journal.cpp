@@ -104,11 +104,13 @@ std::string what_was_recorded(const nlohmann::json &line) {
 void commit(const Files &files, const State &state, std::vector<nlohmann::json> history,
             const nlohmann::json &line) {
   uintmax_t size = attempts_size(files);
-  util::write_json_atomic(
-      files.journal(), {{"attempts_size", size}, {"line", line.dump()}, {"state", to_json(state)}});
+  // Invalid UTF-8 in a field (a hypothesis) is replaced, never thrown half way through.
+  const std::string text = util::dump_json(line, -1);
+  util::write_json_atomic(files.journal(),
+                          {{"attempts_size", size}, {"line", text}, {"state", to_json(state)}});
   try {
     history.push_back(line);
-    util::append_line(files.attempts(), line.dump());
+    util::append_line(files.attempts(), text);
     util::write_json_atomic(files.state(), to_json(state));
     util::write_file_atomic(files.performance(), render_performance(state, history));
     util::remove_file(files.journal());

@@ -324,7 +324,8 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
     if (!interval.is_null()) {
       auto bounds = util::json_field<std::vector<double>>(k, "interval", where);
       if (bounds.size() != 2) {
-        throw Error(where + ": interval: expected [low, high], got " + interval.dump());
+        throw Error(where + ": interval: expected [low, high], got " +
+                    util::dump_json(interval, -1));
       }
       row.interval = std::pair{bounds[0], bounds[1]};
     }
