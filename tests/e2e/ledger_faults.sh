@@ -30,7 +30,7 @@ def measurement(cid, scale, paired=""):
         us = (float(r[0]) * 0.01 + 1) * scale
         configs.append({"values": r, "class": config_class(r[0]), "kernel": "gemm", "us": us,
                         "harness_us": us, "err": 0, "checked": 15,
-                        "samples": [[us * (1 + 0.001 * i) for i in range(5)] for _ in range(3)]})
+                        "samples": [[us * (1 + 0.001 * (i - 2)) for i in range(5)] for _ in range(3)]})
     return {"family": "host_gemm", "candidate": cid, "hash": hashes[cid], "status": "ok",
             "reason": "", "measured_by": "chrono", "profiled": False, "device": "host",
             "driver": "", "clocks": "", "date": "2026-12-01T00:00:0%sZ" % cid[-1], "warmup": 1,
