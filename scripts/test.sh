@@ -6,14 +6,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
 build=${KOPT_TEST_BUILD_DIR:-$root/build-test}
 jobs=$(nproc)
-# ccache keys on the compile line: with the tree's root as its base folder (and the build folder
-# left out of the key), a clone in another folder finds the objects an earlier run compiled.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+# ccache keys on the compile line: kopt's own builds below take the tree's root as the base
+# folder (and leave the build folder out of the key), so a clone in another folder finds the
+# objects an earlier run compiled. Not the tests: e2e.package compiles kopt once more at
+# configure time in a folder of its own, and finds this run's objects by their full paths.
+relative_cache=(env "CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}" "CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}")
 # Release through ccache: the add_subdirectory case of e2e.package builds the kopt tool once more
 # at configure time (Release, through ccache when installed), and then finds every object in
 # the cache instead of compiling kopt a second time.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
-cmake --build "$build" -j "$jobs"
+"${relative_cache[@]}" cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 
 # Then one clang build under AddressSanitizer and UndefinedBehaviorSanitizer (any finding
@@ -33,7 +35,7 @@ if [ "$#" -eq 0 ] && { [ "$sanitize" != 0 ] || [ "$fuzz" != 0 ]; }; then
     -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_COMPILER=clang++-14 \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DKOPT_SANITIZE=ON -DKOPT_FUZZ=ON \
     -DKOPT_FUZZ_SMOKE_SECONDS="${KOPT_TEST_FUZZ_SECONDS:-15}" -DKOPT_FUZZ_SMOKE_JOBS="$jobs"
-  cmake --build "$sanitized" -j "$jobs"
+  "${relative_cache[@]}" cmake --build "$sanitized" -j "$jobs"
   if [ "$sanitize" != 0 ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir "$sanitized" --output-on-failure -j "$jobs" \

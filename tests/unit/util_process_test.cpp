@@ -2,9 +2,19 @@
 
 #include <doctest/doctest.h>
 
+#include "temp_dir.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iterator>
 #include <sched.h>
 #include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
+using kopt::test::TempDir;
 using kopt::util::Command;
 using kopt::util::ProcessResult;
 using kopt::util::RealProcessRunner;
@@ -29,6 +39,22 @@ int last_allowed_cpu() {
     }
   }
   return last;
+}
+
+// Whether `pid` has ended: gone, or a zombie left for whoever reaps it (this process when it
+// is a subreaper: then it is reaped here).
+bool has_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::size_t close = text.rfind(')');
+  if (!stat || close == std::string::npos || close + 2 >= text.size()) {
+    return true;
+  }
+  if (text[close + 2] == 'Z') {
+    ::waitpid(pid, nullptr, WNOHANG);
+    return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -83,6 +109,41 @@ TEST_CASE("a process a child leaves behind, in a session of its own, is found an
   REQUIRE(result.ok());
   CHECK(kopt::util::kill_children() == 1);
   CHECK(kopt::util::kill_children() == 0);
+}
+
+TEST_CASE("a command's process dies with the process that ran it, even a SIGKILLed one") {
+  TempDir dir;
+  const std::string pid_file = (dir.path() / "pid").string();
+  pid_t runner_pid = ::fork();
+  REQUIRE(runner_pid >= 0);
+  if (runner_pid == 0) { // kopt's part: runs a long command and is killed while it waits
+    RealProcessRunner runner;
+    runner.run(Command{{"sh", "-c", "echo $$ > '" + pid_file + "'; exec sleep 30"}, {}, {}, 60});
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    std::ifstream in(pid_file);
+    if (!(in >> child)) {
+      child = 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  REQUIRE(child > 0);
+  REQUIRE_FALSE(has_ended(child));
+  ::kill(runner_pid, SIGKILL);
+  ::waitpid(runner_pid, nullptr, 0);
+  bool ended = false;
+  for (int i = 0; i < 200 && !ended; ++i) {
+    ended = has_ended(child);
+    if (!ended) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  if (!ended) {
+    ::kill(child, SIGKILL);
+  }
+  CHECK(ended);
 }
 
 TEST_SUITE_END();

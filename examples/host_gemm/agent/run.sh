@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A small agent loop over prepared patches: each patch becomes a candidate (kopt new), then each
-# candidate gets one round (kopt round --json) and the driver reads the answer: the verdict, the
-# repair attempt, the next allowed action. A real agent writes its patch between rounds; the
-# protocol is docs/AGENTS.md.
+# A small agent loop over prepared patches: each patch becomes a candidate (kopt new; a patch
+# kopt new refuses, e.g. one whose result equals another candidate's content, is reported and
+# skipped), then each candidate gets one round (kopt round --json) and the driver reads the
+# answer: the verdict, the repair attempt, the next allowed action. A real agent writes its
+# patch between rounds; the protocol is docs/AGENTS.md.
 #
 #   run.sh --spec family.json --state-dir <build>/kopt/host_gemm --build-dir <build> \
 #          [--patches DIR] [--first-id 11] [--out DIR]
@@ -33,10 +34,13 @@ ids=()
 id=$first_id
 for patch in "$patches"/*.patch; do
   name=$(basename "$patch" .patch)
-  "$KOPT" new "${family[@]}" --id "$id" --base "$base" --from-patch "$patch" \
-    --hypothesis "$name" --replace >/dev/null
-  ids+=("$id")
-  id=$((id + 1))
+  if "$KOPT" new "${family[@]}" --id "$id" --base "$base" --from-patch "$patch" \
+    --hypothesis "$name" --replace >/dev/null 2>"$out/new-$id.log"; then
+    ids+=("$id")
+    id=$((id + 1))
+  else
+    echo "$name: not proposed: $(sed 's/^kopt: error: //' "$out/new-$id.log" | head -1)"
+  fi
 done
 
 for id in "${ids[@]}"; do
