@@ -1,5 +1,6 @@
 #include "profile/bench.hpp"
 
+#include "profile/cupti_trace.hpp"
 #include "profile/harness_csv.hpp"
 #include "profile/ncu.hpp"
 #include "profile/rocprofv3.hpp"
@@ -131,6 +132,19 @@ void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::
   }
 }
 
+// The CUPTI tracer's trace at `trace`: range r is timed run r % repeat of config r / repeat.
+void use_cupti_times(Measurement &m, const fs::path &trace, const spec::Family &family) {
+  ProfileOptions options;
+  options.kernel_regex = family.kernel_regex;
+  options.runs_per_config = family.repeat;
+  try {
+    use_profiler_times(m, read_cupti_output(trace, static_cast<int>(m.configs.size()), options),
+                       Source::cupti, family.kernel_regex);
+  } catch (const Error &e) {
+    m.reason = std::string("CUPTI trace unreadable, times are the harness's events: ") + e.what();
+  }
+}
+
 } // namespace
 
 std::string host_cpu_model() {
@@ -149,14 +163,20 @@ std::string host_cpu_model() {
 
 namespace {
 
-// What times a benchmark of `family` here: the GPU profiler when it is on PATH, else the
-// harness's own events (chrono on host).
-Source benchmark_profiler(const spec::Family &family) {
+// What times a benchmark of `family` here: on NVIDIA the CUPTI tracer when kopt has it (unless
+// the setup asks for ncu), else ncu when it is on PATH; on AMD rocprofv3 when it is on PATH; else
+// the harness's own events (chrono on host).
+Source benchmark_profiler(const spec::Family &family, const RunSetup &setup) {
   if (family.backend == spec::Backend::host) {
     return Source::chrono;
   }
-  if (family.backend == spec::Backend::cuda && !util::find_program("ncu").empty()) {
-    return Source::ncu;
+  if (family.backend == spec::Backend::cuda) {
+    if (setup.profiler != "ncu" && !find_cupti_tracer().empty()) {
+      return Source::cupti;
+    }
+    if (setup.profiler != "cupti" && !util::find_program("ncu").empty()) {
+      return Source::ncu;
+    }
   }
   if (family.backend == spec::Backend::hip && !util::find_program("rocprofv3").empty()) {
     return Source::rocprofv3;
@@ -177,7 +197,7 @@ std::string device_name(const spec::Family &family, const RunSetup &setup) {
 Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
                                 const std::string &hash) {
   return {hash,          device_name(family, setup),
-          setup.driver,  to_string(benchmark_profiler(family)),
+          setup.driver,  to_string(benchmark_profiler(family, setup)),
           family.warmup, family.repeat};
 }
 
@@ -308,16 +328,23 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   command.env = setup.env;
   command.cpu = setup.cpu;
   bool profiling = mode != HarnessMode::correctness;
-  Source profiler = profiling ? benchmark_profiler(family) : m.measured_by;
+  Source profiler = profiling ? benchmark_profiler(family, setup) : m.measured_by;
   bool under_ncu = profiler == Source::ncu;
   bool under_rocprofv3 = profiler == Source::rocprofv3;
+  bool under_cupti = profiler == Source::cupti;
   fs::path trace_dir = dir / "rocprofv3";
+  fs::path cupti_trace = dir / "cupti_trace.csv";
   const std::vector<std::string> plain = command.argv; // the harness alone, unprofiled
   if (under_ncu) {
     command.argv = ncu_command(plain, NcuLaunches::timed);
   } else if (under_rocprofv3) {
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
     command.argv = rocprofv3_command(trace_dir, "kopt", plain);
+  } else if (under_cupti) {
+    // The tracer, loaded by the CUDA driver into the harness, writes the trace at its exit.
+    fs::remove(cupti_trace); // an earlier run's trace must never pass for this run's
+    command.env["CUDA_INJECTION64_PATH"] = find_cupti_tracer().string();
+    command.env["KOPT_CUPTI_TRACE"] = cupti_trace.string();
   }
   if (host) {
     util::become_subreaper();
@@ -363,6 +390,8 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     use_ncu_times(m, result.out, log.string(), family, ncu_launches);
   } else if (under_rocprofv3) {
     use_rocprofv3_times(m, trace_dir, family);
+  } else if (under_cupti) {
+    use_cupti_times(m, cupti_trace, family);
   } else if (!host && profiling) {
     m.reason = std::string(family.backend == spec::Backend::hip ? "rocprofv3" : "ncu") +
                " not found: times are the harness's own events";

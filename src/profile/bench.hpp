@@ -24,15 +24,19 @@ struct RunSetup {
   std::string driver; ///< the GPU driver's version, when known
   std::string clocks; ///< the GPU's clocks when the run was set up, when known
   int cpu = -1;       ///< >= 0: every harness run on this CPU alone (host families)
+  /// What times a CUDA family's benchmark: "" (the CUPTI tracer when kopt has it, else ncu),
+  /// "cupti" or "ncu" (that one only; the harness's events when it is not here).
+  std::string profiler;
 };
 
 /// Runs candidate `id`'s harness on the family's configs in `mode` (comparing against the
 /// golden when it exists), keeps its output in results/<id>/harness.log, and returns the
 /// measurement: status `failed` with the reason when the harness crashes, hangs past the
 /// family's timeout or writes an unreadable results file. The keep metric is the harness's
-/// chrono time for host families; a benchmark of a cuda family runs under ncu, of a hip family
-/// under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is on PATH (the harness's
-/// events otherwise, marked unprofiled).
+/// chrono time for host families; a benchmark of a cuda family is traced by kopt's CUPTI tracer
+/// (trace in results/<id>/cupti_trace.csv) or runs under ncu (RunSetup::profiler), of a hip
+/// family under rocprofv3 (trace in results/<id>/rocprofv3/), when the tool is here (the
+/// harness's events otherwise, marked unprofiled).
 /// `results_dir` (default results/<id>) holds the run's CSV and log.
 /// `golden` skip leaves a benchmark's output unchecked (err unknown): reading a large golden
 /// back costs as much as the timed runs, and one checked round per measurement is enough.
@@ -116,8 +120,9 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
                           util::ProcessRunner &runner, const RunSetup &setup = {});
 
 /// The conditions a benchmark of `family` measures under with `setup`, for a candidate of content
-/// hash `hash`: the device and driver, the profiler run_harness would use (ncu or rocprofv3 when
-/// on PATH, else the harness's events; chrono on host), the family's warmup and repeat.
+/// hash `hash`: the device and driver, the profiler run_harness would use (the CUPTI tracer, ncu
+/// or rocprofv3 when here, else the harness's events; chrono on host), the family's warmup and
+/// repeat.
 Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setup,
                                 const std::string &hash);
 

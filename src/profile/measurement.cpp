@@ -137,17 +137,19 @@ const char *to_string(Source source) {
     return "ncu";
   case Source::rocprofv3:
     return "rocprofv3";
+  case Source::cupti:
+    return "cupti";
   }
   return "?";
 }
 
 Source parse_source(const std::string &text, const std::string &where) {
-  for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3}) {
+  for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3, Source::cupti}) {
     if (text == to_string(s)) {
       return s;
     }
   }
-  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, got '" + text + "'");
+  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, cupti, got '" + text + "'");
 }
 
 nlohmann::json to_json(const Measurement &m) {

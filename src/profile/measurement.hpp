@@ -10,9 +10,9 @@ namespace kopt::profile {
 
 /// Which tool produced a measurement's times. The keep metric is the profiler's time; `events`
 /// (harness device events) is the fallback when no profiler ran and is reported as such.
-enum class Source { chrono, events, ncu, rocprofv3 };
+enum class Source { chrono, events, ncu, rocprofv3, cupti };
 
-/// Returns "chrono", "events", "ncu" or "rocprofv3".
+/// Returns "chrono", "events", "ncu", "rocprofv3" or "cupti".
 const char *to_string(Source source);
 
 /// Parses a source name; throws kopt::Error naming `where` for anything else.

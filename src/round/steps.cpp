@@ -2,7 +2,9 @@
 
 #include "util/error.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace kopt::round {
@@ -72,15 +74,30 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   return decision;
 }
 
+std::string profiler_choice(const spec::Family &family) {
+  const char *env = std::getenv("KOPT_PROFILER");
+  if (env == nullptr || *env == '\0') {
+    return family.profiler;
+  }
+  std::string choice = env;
+  if (choice != "cupti" && choice != "ncu") {
+    throw Error("KOPT_PROFILER: expected cupti or ncu, got '" + util::excerpt(choice) + "'");
+  }
+  return choice;
+}
+
 profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
                             util::ProcessRunner &runner) {
-  profile::RunSetup setup{binding.env, binding.device, "", ""};
+  profile::RunSetup setup;
+  setup.env = binding.env;
+  setup.device = binding.device;
   if (family.backend == spec::Backend::host && family.pin_cpu) {
     // One process at a time on one CPU: left to the scheduler, a host harness run's time
     // varied by 18% from process to process on a 2-core VM, pinned by 0.3%.
     setup.cpu = util::current_cpu();
   }
   if (family.backend == spec::Backend::cuda) {
+    setup.profiler = profiler_choice(family);
     gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
     setup.driver = state.driver;
     setup.clocks = state.clocks;

@@ -27,4 +27,8 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
 profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
                             util::ProcessRunner &runner);
 
+/// What times a CUDA family's benchmarks: $KOPT_PROFILER ("cupti" or "ncu") when set, else the
+/// family's bench.profiler ("" for kopt's choice). Throws Error for another KOPT_PROFILER.
+std::string profiler_choice(const spec::Family &family);
+
 } // namespace kopt::round

@@ -432,11 +432,23 @@ void load_limits(Family &f, const Fields &top) {
   }
 }
 
-// bench: warmup, repeat and rounds of a benchmark; pin_cpu for host families.
+// bench: warmup, repeat and rounds of a benchmark; pin_cpu for host families, profiler for cuda
+// families.
 void load_bench(Family &f, const Fields &top) {
   if (top.has("bench")) {
     Fields bench(top.json().at("bench"), top.file(), "bench");
-    bench.reject_unknown({"warmup", "repeat", "rounds", "pin_cpu"});
+    bench.reject_unknown({"warmup", "repeat", "rounds", "pin_cpu", "profiler"});
+    if (bench.has("profiler")) {
+      if (f.backend != Backend::cuda) {
+        throw Error(bench.where("profiler") + ": only cuda families choose their profiler (backend " +
+                    to_string(f.backend) + ")");
+      }
+      f.profiler = bench.string_or("profiler", "");
+      if (f.profiler != "cupti" && f.profiler != "ncu") {
+        fail_expected(bench.where("profiler"), "\"cupti\" or \"ncu\"",
+                      bench.json().at("profiler"));
+      }
+    }
     if (bench.has("pin_cpu") && f.backend != Backend::host) {
       throw Error(bench.where("pin_cpu") +
                   ": only host families pin their runs to a CPU (backend " + to_string(f.backend) +

@@ -65,6 +65,9 @@ struct Family {
   /// Host families: every harness run on the one CPU kopt is on (false: wherever the
   /// scheduler puts it, for kernels that start threads of their own).
   bool pin_cpu = true;
+  /// CUDA families: what times a benchmark, "cupti" or "ncu"; "" for kopt's choice (the CUPTI
+  /// tracer when kopt has it, else ncu).
+  std::string profiler;
   /// A class's change must lie beyond this to count at once.
   double keep_threshold = defaults::keep_threshold;
   double keep_confidence = defaults::keep_confidence; ///< the confidence of each class's interval

@@ -284,6 +284,22 @@ TEST_CASE("errors name the file and the field") {
                          (at + "bench.repeat: expected an integer >= 1, got 0").c_str(),
                          kopt::Error);
   }
+  SUBCASE("bench.profiler is cupti or ncu, and only for cuda families") {
+    edit(file, [](nlohmann::json &j) { j["bench"] = {{"profiler", "cupti"}}; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "bench.profiler: only cuda families choose their profiler (backend host)").c_str(),
+        kopt::Error);
+    edit(file, [](nlohmann::json &j) {
+      j["backend"] = "cuda";
+      j["bench"] = {{"profiler", "nsys"}};
+    });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "bench.profiler: expected \"cupti\" or \"ncu\", got 'nsys'").c_str(),
+                         kopt::Error);
+    edit(file, [](nlohmann::json &j) { j["bench"] = {{"profiler", "ncu"}}; });
+    CHECK(kopt::spec::load_family(file).profiler == "ncu");
+  }
   SUBCASE("bench.pin_cpu is true or false, and only for host families") {
     edit(file, [](nlohmann::json &j) { j["bench"] = {{"pin_cpu", "yes"}}; });
     CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),

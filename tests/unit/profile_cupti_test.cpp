@@ -1,0 +1,182 @@
+#include "temp_dir.hpp"
+
+#include "profile/cupti_trace.hpp"
+#include "util/error.hpp"
+#include "util/read_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+using kopt::profile::attribute_cupti_trace;
+using kopt::profile::parse_cupti_trace;
+using kopt::profile::ProfileOptions;
+using kopt::test::fixture;
+
+namespace {
+
+// The blockscale GEMM's BEST, one benchmark run on an H100: 73 configs, 5 timed runs each.
+const char *kTrace = "cupti/blockscale_best.cupti_trace.csv";
+
+std::string trace_text() { return kopt::util::read_file(fixture(kTrace)); }
+
+ProfileOptions options(int runs, const std::string &regex = "gemm_a8w8_blockscale") {
+  ProfileOptions o;
+  o.kernel_regex = regex;
+  o.runs_per_config = runs;
+  return o;
+}
+
+// The trace with `from` replaced by `to` once (the test fails when `from` is not there).
+std::string edited(const std::string &from, const std::string &to) {
+  std::string text = trace_text();
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+kopt::profile::ProfileReport attribute(const std::string &text, int configs = 73, int runs = 5) {
+  return attribute_cupti_trace(parse_cupti_trace(text, "trace.csv"), configs, options(runs),
+                               "trace.csv");
+}
+
+} // namespace
+
+TEST_SUITE_BEGIN("profile::cupti");
+
+TEST_CASE("a real trace: range r is timed run r % repeat of config r / repeat") {
+  auto trace = parse_cupti_trace(trace_text(), kTrace);
+  CHECK(trace.complete);
+  CHECK(trace.ranges == 365);
+  CHECK(trace.dropped == 0);
+  CHECK(trace.anomalies.empty());
+  REQUIRE(trace.activities.size() == 365);
+  CHECK(trace.activities[0].kind == "kernel");
+  CHECK(trace.activities[0].name == "void a8w8::gemm_a8w8_blockscale<16, 64, 1, 4, 6>(a8w8::Params)");
+  CHECK(trace.activities[0].end_ns - trace.activities[0].start_ns == 37025);
+
+  auto report = attribute_cupti_trace(trace, 73, options(5), kTrace);
+  REQUIRE(report.profiled);
+  REQUIRE(report.configs.size() == 73);
+  const auto &first = report.configs[0];
+  CHECK(first.range == "config_0");
+  REQUIRE(first.run_ns.size() == 5);
+  // Runs 0-4 of the trace's first lines: 37025, 36993, 36448, 36513, 36545 ns.
+  CHECK(first.run_ns == std::vector<double>{37025, 36993, 36448, 36513, 36545});
+  CHECK(first.launches == 5);
+  REQUIRE(first.kernels.size() == 1);
+  CHECK(first.kernels[0].family);
+  CHECK(first.outside_regex().empty());
+  // The last config is M=8192: its kernel takes about 1.9 ms.
+  CHECK(report.configs[72].mean_us() > 1900);
+  CHECK(report.configs[72].mean_us() < 2000);
+}
+
+TEST_CASE("every kernel, copy and set in a range counts; those outside kernel_regex are named") {
+  std::string text = trace_text();
+  size_t end = text.find("# end");
+  REQUIRE(end != std::string::npos);
+  text.insert(end, "0,memcpy,1795824653785509574,1795824653785519574,14,201,\"memcpy DtoD\"\n"
+                   "0,kernel,1795824653785509574,1795824653785529574,14,202,\"void spare(int)\"\n");
+  auto report = attribute(text);
+  REQUIRE(report.profiled);
+  const auto &first = report.configs[0];
+  CHECK(first.run_ns[0] == 37025 + 10000 + 20000);
+  CHECK(first.launches == 7);
+  auto outside = first.outside_regex();
+  REQUIRE(outside.size() == 2);
+  CHECK(outside[0].kernel == "[memcpy DtoD]");
+  CHECK(outside[1].kernel == "void spare(int)");
+  CHECK(outside[1].ns == 20000);
+}
+
+TEST_CASE("a trace kopt cannot trust is unprofiled, saying why") {
+  SUBCASE("cut off before its end") {
+    std::string text = trace_text();
+    text.resize(text.find("# end"));
+    auto report = attribute(text);
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason.find("incomplete (no '# end' line)") != std::string::npos);
+  }
+  SUBCASE("a profiler stop out of turn (work hidden from the range)") {
+    auto report = attribute(edited("# dropped 0\n", "# dropped 0\n# anomaly a profiler stop "
+                                                    "outside any timed range (after range 3)\n"));
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason.find("not the harness timer's") != std::string::npos);
+    CHECK(report.reason.find("after range 3") != std::string::npos);
+  }
+  SUBCASE("records dropped") {
+    auto report = attribute(edited("# dropped 0", "# dropped 12"));
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason == "CUPTI dropped 12 activity records (trace.csv)");
+  }
+  SUBCASE("a CUPTI call failed") {
+    auto report = attribute(edited("# dropped 0\n", "# dropped 0\n# error cuptiSubscribe: "
+                                                    "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS\n"));
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason.find("cuptiSubscribe") != std::string::npos);
+  }
+  SUBCASE("another number of ranges than configs x runs") {
+    auto report = attribute(trace_text(), 73, 6);
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason == "trace.csv has 365 timed ranges, expected 73 configs x 6 timed runs");
+  }
+  SUBCASE("a timed run that launched nothing") {
+    std::string text = trace_text();
+    size_t line = text.find("\n7,kernel");
+    REQUIRE(line != std::string::npos);
+    text.erase(line, text.find('\n', line + 1) - line);
+    auto report = attribute(text);
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason == "timed run 3 of config_1 launched no kernel, copy or set (trace.csv)");
+  }
+  SUBCASE("no kernel of the family in a config") {
+    auto report = attribute_cupti_trace(parse_cupti_trace(trace_text(), "t"), 73,
+                                        options(5, "no_such_kernel"), "t");
+    CHECK_FALSE(report.profiled);
+    CHECK(report.reason.find("no kernel matching 'no_such_kernel' in config_0") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("a malformed trace is an error naming the line and the field") {
+  auto error_of = [](const std::string &text) {
+    try {
+      parse_cupti_trace(text, "t.csv");
+    } catch (const kopt::Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(edited("\n3,kernel,", "\n3,kernal,")).find(
+            "t.csv:9: kind: expected kernel, memcpy or memset, got 'kernal'") != std::string::npos);
+  CHECK(error_of(edited("\n3,kernel,", "\n400,kernel,")).find(
+            "t.csv:9: range: expected a range below 365") != std::string::npos);
+  CHECK(error_of(edited("# ranges 365", "# ranges lots")).find("t.csv:2: ranges") !=
+        std::string::npos);
+  CHECK(error_of(edited(",1795824653785509574,13,200,", ",1,13,200,"))
+            .find("t.csv:6: end_ns: expected at least start_ns") != std::string::npos);
+  CHECK(error_of(trace_text() + "0,kernel,1,2,3,4,\"k\"\n").find("expected nothing after '# end'") !=
+        std::string::npos);
+}
+
+TEST_CASE("the tracer is found through KOPT_CUPTI_TRACER, or beside kopt") {
+  kopt::test::TempDir dir;
+  auto lib = dir.write("libkopt_cupti_trace.so", "not a library, only found");
+  setenv("KOPT_CUPTI_TRACER", lib.c_str(), 1);
+  CHECK(kopt::profile::find_cupti_tracer() == lib);
+  setenv("KOPT_CUPTI_TRACER", (dir.path() / "missing.so").c_str(), 1);
+  CHECK(kopt::profile::find_cupti_tracer().empty());
+  setenv("KOPT_CUPTI_TRACER", "", 1);
+  CHECK(kopt::profile::find_cupti_tracer().empty());
+  unsetenv("KOPT_CUPTI_TRACER");
+}
+
+TEST_CASE("no trace file: unprofiled, saying the harness left none") {
+  kopt::test::TempDir dir;
+  auto report = kopt::profile::read_cupti_output(dir.path() / "cupti_trace.csv", 1, options(1));
+  CHECK_FALSE(report.profiled);
+  CHECK(report.reason.find("left no CUPTI trace") != std::string::npos);
+}
+
+TEST_SUITE_END();
