@@ -48,10 +48,10 @@ struct Activity {
 // Everything the callbacks share; CUPTI calls them from the harness's threads and its own.
 struct State {
   std::mutex mutex;
-  std::string path;   // the trace file (KOPT_CUPTI_TRACE)
-  bool open = false;  // a timed range is open
-  int ranges = 0;     // ranges opened so far; the open one is ranges - 1
-  uint64_t calls = 0; // API calls made inside ranges
+  std::string path;                           // the trace file (KOPT_CUPTI_TRACE)
+  bool open = false;                          // a timed range is open
+  int ranges = 0;                             // ranges opened so far; the open one is ranges - 1
+  uint64_t calls = 0;                         // API calls made inside ranges
   std::unordered_map<uint32_t, int> range_of; // correlation id of such a call -> its range
   std::vector<Activity> activities;
   std::vector<std::string> anomalies;
@@ -98,8 +98,7 @@ void on_profiler(bool start) {
   }
 }
 
-void CUPTIAPI on_api(void *, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                     const void *data) {
+void CUPTIAPI on_api(void *, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
   const auto *info = static_cast<const CUpti_CallbackData *>(data);
   bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   bool start = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
@@ -165,12 +164,10 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buff
       if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
           record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
         const auto *k = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
-        a = {0, "kernel", k->name ? k->name : "?", k->start, k->end, k->streamId,
-             k->correlationId};
+        a = {0, "kernel", k->name ? k->name : "?", k->start, k->end, k->streamId, k->correlationId};
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
         const auto *c = reinterpret_cast<const CUpti_ActivityMemcpy6 *>(record);
-        a = {0, "memcpy", copy_kind(c->copyKind), c->start, c->end, c->streamId,
-             c->correlationId};
+        a = {0, "memcpy", copy_kind(c->copyKind), c->start, c->end, c->streamId, c->correlationId};
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
         const auto *m = reinterpret_cast<const CUpti_ActivityMemset4 *>(record);
         a = {0, "memset", "memset", m->start, m->end, m->streamId, m->correlationId};
@@ -230,8 +227,8 @@ void write_trace() {
                  std::strerror(errno));
     return;
   }
-  std::fprintf(file, "# kopt cupti trace 1\n# ranges %d\n# calls %llu\n# dropped %llu\n",
-               s.ranges, static_cast<unsigned long long>(s.calls),
+  std::fprintf(file, "# kopt cupti trace 1\n# ranges %d\n# calls %llu\n# dropped %llu\n", s.ranges,
+               static_cast<unsigned long long>(s.calls),
                static_cast<unsigned long long>(s.dropped));
   if (!s.error.empty()) {
     std::fprintf(file, "# error %s\n", s.error.c_str());

@@ -146,8 +146,8 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
                       trace.anomalies.front());
   }
   if (trace.dropped > 0) {
-    return unprofiled("CUPTI dropped " + std::to_string(trace.dropped) +
-                      " activity records (" + source + ")");
+    return unprofiled("CUPTI dropped " + std::to_string(trace.dropped) + " activity records (" +
+                      source + ")");
   }
   int runs = std::max(options.runs_per_config, 1);
   if (trace.ranges != configs * runs) {
@@ -207,8 +207,8 @@ ProfileReport read_cupti_output(const fs::path &path, int configs, const Profile
                       " (the tracer did not load, or the harness never reached its exit)");
   }
   return attribute_cupti_trace(
-      parse_cupti_trace(util::read_file(path, util::Input::text), path.string()), configs,
-      options, path.string());
+      parse_cupti_trace(util::read_file(path, util::Input::text), path.string()), configs, options,
+      path.string());
 }
 
 fs::path find_cupti_tracer() {

@@ -149,7 +149,8 @@ Source parse_source(const std::string &text, const std::string &where) {
       return s;
     }
   }
-  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, cupti, got '" + text + "'");
+  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, cupti, got '" + text +
+              "'");
 }
 
 nlohmann::json to_json(const Measurement &m) {

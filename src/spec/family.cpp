@@ -440,13 +440,13 @@ void load_bench(Family &f, const Fields &top) {
     bench.reject_unknown({"warmup", "repeat", "rounds", "pin_cpu", "profiler"});
     if (bench.has("profiler")) {
       if (f.backend != Backend::cuda) {
-        throw Error(bench.where("profiler") + ": only cuda families choose their profiler (backend " +
-                    to_string(f.backend) + ")");
+        throw Error(bench.where("profiler") +
+                    ": only cuda families choose their profiler (backend " + to_string(f.backend) +
+                    ")");
       }
       f.profiler = bench.string_or("profiler", "");
       if (f.profiler != "cupti" && f.profiler != "ncu") {
-        fail_expected(bench.where("profiler"), "\"cupti\" or \"ncu\"",
-                      bench.json().at("profiler"));
+        fail_expected(bench.where("profiler"), "\"cupti\" or \"ncu\"", bench.json().at("profiler"));
       }
     }
     if (bench.has("pin_cpu") && f.backend != Backend::host) {

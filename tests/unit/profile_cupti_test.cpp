@@ -52,7 +52,8 @@ TEST_CASE("a real trace: range r is timed run r % repeat of config r / repeat") 
   CHECK(trace.anomalies.empty());
   REQUIRE(trace.activities.size() == 365);
   CHECK(trace.activities[0].kind == "kernel");
-  CHECK(trace.activities[0].name == "void a8w8::gemm_a8w8_blockscale<16, 64, 1, 4, 6>(a8w8::Params)");
+  CHECK(trace.activities[0].name ==
+        "void a8w8::gemm_a8w8_blockscale<16, 64, 1, 4, 6>(a8w8::Params)");
   CHECK(trace.activities[0].end_ns - trace.activities[0].start_ns == 37025);
 
   auto report = attribute_cupti_trace(trace, 73, options(5), kTrace);
@@ -148,16 +149,18 @@ TEST_CASE("a malformed trace is an error naming the line and the field") {
     }
     return std::string("no error");
   };
-  CHECK(error_of(edited("\n3,kernel,", "\n3,kernal,")).find(
-            "t.csv:9: kind: expected kernel, memcpy or memset, got 'kernal'") != std::string::npos);
-  CHECK(error_of(edited("\n3,kernel,", "\n400,kernel,")).find(
-            "t.csv:9: range: expected a range below 365") != std::string::npos);
+  CHECK(error_of(edited("\n3,kernel,", "\n3,kernal,"))
+            .find("t.csv:9: kind: expected kernel, memcpy or memset, got 'kernal'") !=
+        std::string::npos);
+  CHECK(error_of(edited("\n3,kernel,", "\n400,kernel,"))
+            .find("t.csv:9: range: expected a range below 365") != std::string::npos);
   CHECK(error_of(edited("# ranges 365", "# ranges lots")).find("t.csv:2: ranges") !=
         std::string::npos);
   CHECK(error_of(edited(",1795824653785509574,13,200,", ",1,13,200,"))
             .find("t.csv:6: end_ns: expected at least start_ns") != std::string::npos);
-  CHECK(error_of(trace_text() + "0,kernel,1,2,3,4,\"k\"\n").find("expected nothing after '# end'") !=
-        std::string::npos);
+  CHECK(
+      error_of(trace_text() + "0,kernel,1,2,3,4,\"k\"\n").find("expected nothing after '# end'") !=
+      std::string::npos);
 }
 
 TEST_CASE("the tracer is found through KOPT_CUPTI_TRACER, or beside kopt") {
