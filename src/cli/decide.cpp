@@ -24,6 +24,7 @@ struct DecideOptions {
   std::optional<double> confidence;
   std::optional<double> max_regression;
   bool allow_harness_time = false;
+  bool allow_mixed_timers = false;
   bool weight_by_count = false;
 };
 
@@ -50,6 +51,9 @@ Handler setup_decide(CLI::App &app) {
       ->check(finite_number(0, 1));
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");
+  app.add_flag("--allow-mixed-timers", options->allow_mixed_timers,
+               "compare BEST and candidate measured by different timers (ncu and the CUPTI "
+               "tracer); the verdict says so");
   app.add_flag("--weight-by-count", options->weight_by_count,
                "weigh each config by the configs file's count column (kopt capture merge)");
   return [options](Context &context) {
@@ -66,6 +70,8 @@ Handler setup_decide(CLI::App &app) {
     thresholds.max_regression = options->max_regression.value_or(thresholds.max_regression);
     thresholds.harness_time =
         options->allow_harness_time ? decide::HarnessTime::allow : decide::HarnessTime::refuse;
+    thresholds.mixed_timers =
+        options->allow_mixed_timers ? decide::MixedTimers::allow : decide::MixedTimers::refuse;
     thresholds.weighting =
         options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
     decide::Decision decision = round::decide_candidate(loaded, id, best, thresholds);

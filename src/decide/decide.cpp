@@ -366,7 +366,7 @@ std::optional<Decision> refuse_unchecked(const Decision &decision, const Pairing
 
 // Returns why the paired results cannot be compared (extra configs, a config whose class or time
 // is off, different devices or timing sources), or "" when they can.
-std::string not_comparable(const Pairing &p, const Measurement &best,
+std::string not_comparable(const Pairing &p, const Options &options, const Measurement &best,
                            const Measurement &candidate) {
   const auto &columns = best.config_columns;
   std::vector<std::string> extra;
@@ -397,8 +397,11 @@ std::string not_comparable(const Pairing &p, const Measurement &best,
   }
   std::string best_source = effective_source(best);
   std::string candidate_source = effective_source(candidate);
-  if (best_source != candidate_source) {
-    return "not comparable: BEST measured by " + best_source + ", candidate by " + candidate_source;
+  // Timers differ in what they count (ncu's kernel time holds about 1 us that the tracer's does
+  // not): compared only when asked, and the verdict says so.
+  if (best_source != candidate_source && options.mixed_timers == MixedTimers::refuse) {
+    return "not comparable: BEST measured by " + best_source + ", candidate by " +
+           candidate_source + " (compare them anyway with --allow-mixed-timers)";
   }
   return "";
 }
@@ -721,7 +724,7 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
   if (std::optional<Decision> refused = refuse_unchecked(d, pairing, best)) {
     return *refused;
   }
-  if (std::string why = not_comparable(pairing, best, candidate); !why.empty()) {
+  if (std::string why = not_comparable(pairing, options, best, candidate); !why.empty()) {
     return failed(d, why);
   }
   const auto &columns = best.config_columns;
@@ -760,6 +763,10 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
                      "events timings (allow them with --allow-harness-time)");
   }
   judge(d, candidate);
+  if (effective_source(best) != effective_source(candidate)) {
+    d.reason += "; timers differ (BEST measured by " + effective_source(best) + ", candidate by " +
+                effective_source(candidate) + "), compared as asked";
+  }
   return d;
 }
 
@@ -903,6 +910,7 @@ nlohmann::json to_json(const Decision &d) {
           {"confidence", d.options.confidence},
           {"max_regression", d.options.max_regression},
           {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
+          {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
           {"verdict", to_string(d.verdict)},
           {"reason", d.reason},
           {"classes", classes},
@@ -1005,6 +1013,11 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.options.harness_time = util::json_field<bool>(j, "allow_harness_time", source)
                                ? HarnessTime::allow
                                : HarnessTime::refuse;
+  // Absent in decisions written before the option existed: they refused mixed timers.
+  d.options.mixed_timers =
+      j.contains("allow_mixed_timers") && util::json_field<bool>(j, "allow_mixed_timers", source)
+          ? MixedTimers::allow
+          : MixedTimers::refuse;
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
   d.reason = util::json_field<std::string>(j, "reason", source);

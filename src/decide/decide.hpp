@@ -30,6 +30,9 @@ const char *to_string(State state);
 /// Whether harness time (measured_by `events`, or a failed profiler) may decide a keep.
 enum class HarnessTime { refuse, allow };
 
+/// Whether measurements of different timers (ncu and the CUPTI tracer, say) may be compared.
+enum class MixedTimers { refuse, allow };
+
 /// How configs weigh in a class's geomean: equally, or by the configs file's `count` column
 /// (call counts from `kopt capture merge`).
 enum class Weighting { equal, count };
@@ -41,6 +44,7 @@ struct Options {
   /// A non-target class may get this much worse and still keep.
   double max_regression = spec::defaults::keep_max_regression;
   HarnessTime harness_time = HarnessTime::refuse;
+  MixedTimers mixed_timers = MixedTimers::refuse;
   Weighting weighting = Weighting::equal;
 };
 

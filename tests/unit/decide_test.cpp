@@ -242,13 +242,30 @@ TEST_CASE("failed: no comparable measurement") {
     c.measured_by = Source::events;
     Decision d = decide(measured("00"), c, request());
     CHECK(d.verdict == Verdict::failed);
-    CHECK(d.reason == "not comparable: BEST measured by ncu, candidate by events");
+    CHECK(d.reason == "not comparable: BEST measured by ncu, candidate by events (compare them "
+                      "anyway with --allow-mixed-timers)");
   }
   SUBCASE("a profiler that failed leaves harness time") {
     Measurement c = measured("01", 0.5, 0.5);
     c.profiled = false;
     CHECK(decide(measured("00"), c, request()).reason ==
-          "not comparable: BEST measured by ncu, candidate by events");
+          "not comparable: BEST measured by ncu, candidate by events (compare them anyway with "
+          "--allow-mixed-timers)");
+  }
+  SUBCASE("two timers: refused unless asked, and then the verdict says so") {
+    Measurement c = measured("01", 0.5, 0.5);
+    c.measured_by = Source::cupti;
+    Decision refused = decide(measured("00"), c, request());
+    CHECK(refused.verdict == Verdict::failed);
+    CHECK(refused.reason.starts_with("not comparable: BEST measured by ncu, candidate by cupti"));
+    Options asked;
+    asked.mixed_timers = kopt::decide::MixedTimers::allow;
+    Decision d = decide(measured("00"), c, request(), asked);
+    CHECK(d.verdict == Verdict::keep);
+    CHECK(d.reason.ends_with("; timers differ (BEST measured by ncu, candidate by cupti), "
+                             "compared as asked"));
+    Decision back = kopt::decide::decision_from_json(kopt::decide::to_json(d), "decision.json");
+    CHECK(back.options.mixed_timers == kopt::decide::MixedTimers::allow);
   }
   SUBCASE("a target class the measurement lacks") {
     Decision d = decide(measured("00"), measured("01", 0.9, 0.9), request("huge"));
