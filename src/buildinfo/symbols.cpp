@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace kopt::buildinfo {
@@ -219,6 +220,48 @@ std::vector<DefinedSymbol> parse_nm(const std::string &text, bool shared) {
     }
   }
   return symbols;
+}
+
+std::vector<ReferencedSymbol> parse_nm_undefined(const std::string &text) {
+  std::vector<ReferencedSymbol> symbols;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t space = line.rfind(' ');
+    if (space == std::string::npos || space < 3 || line[space - 1] != 'U' ||
+        line[space - 2] != ' ') {
+      continue;
+    }
+    size_t colon = line.rfind(':', space - 2);
+    if (colon == std::string::npos) {
+      continue;
+    }
+    std::string name = line.substr(space + 1);
+    name = name.substr(0, name.find('@'));
+    if (!name.empty()) {
+      symbols.push_back({line.substr(0, colon), name});
+    }
+  }
+  return symbols;
+}
+
+std::string forbidden_reference(const std::string &name) {
+  static const std::set<std::string> profiler = {"cudaProfilerStart", "cudaProfilerStop",
+                                                 "cuProfilerStart", "cuProfilerStop"};
+  // A driver entry point (cudaGetDriverEntryPoint, cuGetProcAddress) stays allowed: a TMA kernel
+  // fetches cuTensorMapEncodeTiled so, and what it calls through one is the driver API, which
+  // the tracer sees like any other call (a profiler stop out of turn included).
+  static const std::set<std::string> lookup = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
+  if (profiler.count(name) != 0) {
+    return "the timed range is the harness timer's to start and stop";
+  }
+  if (name.rfind("cupti", 0) == 0) {
+    return "CUPTI is the tracer's that times the runs";
+  }
+  if (lookup.count(name) != 0) {
+    return "a function looked up at run time would escape this check";
+  }
+  return "";
 }
 
 namespace {

@@ -50,6 +50,23 @@ struct DefinedSymbol {
 /// symbol as coming from a shared library.
 std::vector<DefinedSymbol> parse_nm(const std::string &text, bool shared);
 
+/// One symbol an object uses and does not define, as `nm -A -u` prints it (`file: U name`).
+struct ReferencedSymbol {
+  std::string file; ///< the object
+  std::string name; ///< mangled, without a symbol version
+};
+
+/// Parses `nm -A -u` output.
+std::vector<ReferencedSymbol> parse_nm_undefined(const std::string &text);
+
+/// The reference rule: why a candidate's instance object may not call `name`, or "" when it
+/// may. The timed range is the harness timer's (cudaProfilerStart / cudaProfilerStop and the
+/// driver's cuProfilerStart / cuProfilerStop mark it, and the tracer times what lies inside);
+/// CUPTI (cupti*) is the tracer's; and a function looked up at run time (dlopen, dlsym and their
+/// variants) escapes this rule. Driver entry points (cudaGetDriverEntryPoint) stay allowed: what
+/// they give is the driver API, which the tracer sees.
+std::string forbidden_reference(const std::string &name);
+
 /// A candidate symbol that something else the harness links also defines.
 struct Interposition {
   DefinedSymbol candidate; ///< the candidate object's definition

@@ -112,6 +112,20 @@ std::vector<bi::DefinedSymbol> run_nm(const std::vector<std::string> &files, boo
   return bi::parse_nm(result.out, shared);
 }
 
+// The symbols `files` (objects) use without defining them (`nm -A -u`).
+std::vector<bi::ReferencedSymbol> run_nm_undefined(const std::vector<std::string> &files,
+                                                   util::ProcessRunner &runner,
+                                                   std::string &problem) {
+  util::Command command{{"nm", "-A", "-u"}, {}, {}, 120};
+  command.argv.insert(command.argv.end(), files.begin(), files.end());
+  util::ProcessResult result = runner.run(command);
+  if (!result.ok() && result.out.empty()) {
+    problem = "`nm -u` " + result.describe(120) + ": " + std::string(util::trim(result.err));
+    return {};
+  }
+  return bi::parse_nm_undefined(result.out);
+}
+
 // The harness binary's link inputs other than the candidate's instance objects.
 struct OtherInputs {
   std::vector<std::string> statics; ///< objects and archives
@@ -188,6 +202,7 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
   std::vector<bi::DefinedSymbol> own = run_nm(instances, false, runner, problem);
   std::vector<bi::DefinedSymbol> theirs = run_nm(others.statics, false, runner, problem);
   std::vector<bi::DefinedSymbol> shared = run_nm(others.shared, true, runner, problem);
+  std::vector<bi::ReferencedSymbol> used = run_nm_undefined(instances, runner, problem);
   if (!problem.empty()) {
     return {"cannot read the symbols " + scope.target + " links: " + problem};
   }
@@ -204,6 +219,20 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
                                      : file + ", in instance " + instance + "'s object";
     problems.push_back("symbol " + name + " is defined in " + folder + " (" + where + ") and by " +
                        definer(refused.other) + ": a candidate may define only its instances");
+  }
+  std::set<std::string> named;
+  for (const auto &ref : used) {
+    std::string why = bi::forbidden_reference(ref.name);
+    if (why.empty() || !named.insert(ref.name).second) {
+      continue;
+    }
+    std::string name = bi::demangle(ref.name);
+    std::string file = spelling_file(family, gen_dir, name);
+    fs::path object(ref.file);
+    std::string instance = object.stem().stem().string();
+    std::string where = file.empty() ? "object " + object.lexically_relative(build_dir).string()
+                                     : file + ", in instance " + instance + "'s object";
+    problems.push_back("symbol " + name + " is called from " + folder + " (" + where + "): " + why);
   }
   return problems;
 }

@@ -44,7 +44,18 @@ for cheat in "$cheats"/*/; do
   cheat_targets+="candidate_$id "
 done
 # shellcheck disable=SC2086 # one target per cheat
-FAMILY_DIR=$WORK/cheat_src BUILD_DIR=$WORK/cheats build_family cuda_spin $cheat_targets
+FAMILY_DIR=$WORK/cheat_src BUILD_DIR=$WORK/cheats build_family cuda_spin candidate_00 $cheat_targets
+# A cheat that stops the profiler (the timed range) itself: the bench's identity check refuses
+# it before any GPU is asked for, naming the call (nm -u of the real nvcc object).
+slug=profiler_stop
+id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheats/$slug/candidate.json")
+if "$KOPT" bench --spec "$WORK/cheat_src/family.json" --state-dir "$WORK/cheats/kopt/cuda_spin" \
+  --candidate "$id" --identity-dir "$WORK/cheats" >"$WORK/cheats.$slug.bench" 2>&1; then
+  cat "$WORK/cheats.$slug.bench"; fail "cheat $slug: the bench's identity check passed it"
+fi
+grep -q "identity: symbol cudaProfilerStop is called from candidates/$id" "$WORK/cheats.$slug.bench" ||
+  { cat "$WORK/cheats.$slug.bench"; fail "cheat $slug: the refusal does not name cudaProfilerStop"; }
+echo "cuda_spin's cheats: compiled; $slug refused: $(grep -o 'symbol cudaProfilerStop is called from [^ ]*' "$WORK/cheats.$slug.bench" | head -1)"
 
 # The blockscale GEMM's cheats, as candidates of a copy of it. A whole build of each would cost
 # minutes per cheat here, so the memo and skip cheats compile one instance TU each (the family's

@@ -97,6 +97,28 @@ TEST_CASE("the symbol rule: which candidate definitions are refused") {
             "clock_gettime <- /lib/x86_64-linux-gnu/libc.so.6"});
 }
 
+TEST_CASE("nm -A -u: what an object calls; the reference rule refuses profiler control, CUPTI "
+          "and run-time lookup by dlsym") {
+  auto used = bi::parse_nm_undefined(read("nm_instances_undefined.txt"));
+  REQUIRE(used.size() == 6);
+  CHECK(used[0].file == "/b/CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o");
+  CHECK(used[0].name == "cudaProfilerStop");
+  CHECK(used[3].name == "dlsym"); // without its version
+  // Definitions are not references.
+  CHECK(bi::parse_nm_undefined(read("nm_instances.txt")).empty());
+  for (const char *name :
+       {"cudaProfilerStart", "cudaProfilerStop", "cuProfilerStart", "cuProfilerStop",
+        "cuptiActivityDisable", "cuptiFinalize", "dlopen", "dlsym", "dlvsym", "dlmopen"}) {
+    CHECK_MESSAGE(!bi::forbidden_reference(name).empty(), name);
+  }
+  // A TMA kernel fetches cuTensorMapEncodeTiled through a driver entry point.
+  for (const char *name : {"memcpy", "_ZdlPv", "cudaLaunchKernel", "cudaMemcpyAsync",
+                           "cudaEventRecord", "nvtxRangePushA", "cup", "cuGetProcAddress_v2",
+                           "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"}) {
+    CHECK_MESSAGE(bi::forbidden_reference(name).empty(), name);
+  }
+}
+
 TEST_CASE("demangle leaves C names alone") {
   CHECK(bi::demangle("clock_gettime") == "clock_gettime");
   CHECK(bi::demangle("_ZSt3minIlERKT_S2_S2_") ==

@@ -43,6 +43,8 @@ public:
                    " -c /src/harness.cpp\n";
     } else if (argv[0] == "ldd") {
       result.out = read("ldd.txt");
+    } else if (argv[0] == "nm" && has(argv, "-u")) {
+      result.out = read("nm_instances_undefined.txt");
     } else if (argv[0] == "nm") {
       result.out = has(argv, "-D")                                        ? read("nm_shared.txt")
                    : argv.back().find("/instances/") != std::string::npos ? read("nm_instances.txt")
@@ -107,9 +109,24 @@ TEST_CASE("symbols: each refused symbol named, with the candidate file that spel
             "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o) and by "
             "libstdc++.so.6: a candidate may define only its instances",
             "symbol clock_gettime is defined in candidates/01 (tiny_kernel.hpp, in instance "
-            "tiny_1x1's object) and by libc.so.6: a candidate may define only its instances"});
-  // The instance objects, then the harness's objects and archives, then the libraries.
-  REQUIRE(s.tools.runs.size() == 5);
+            "tiny_1x1's object) and by libc.so.6: a candidate may define only its instances",
+            // What an instance may not call: each refused name once, why said.
+            "symbol cudaProfilerStop is called from candidates/01 (object "
+            "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o): the timed range "
+            "is the harness timer's to start and stop",
+            "symbol cuptiActivityDisable is called from candidates/01 (object "
+            "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o): CUPTI is the "
+            "tracer's that times the runs",
+            "symbol dlsym is called from candidates/01 (object "
+            "CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o): a function "
+            "looked up at run time would escape this check"});
+  // The instance objects, then the harness's objects and archives, then the libraries, then
+  // what the instance objects call.
+  REQUIRE(s.tools.runs.size() == 6);
+  CHECK(
+      s.tools.runs[5] ==
+      std::vector<std::string>{
+          "nm", "-A", "-u", "/b/CMakeFiles/candidate_01.dir/kopt/gen/01/instances/tiny_1x1.cpp.o"});
   CHECK(s.tools.runs[0] ==
         std::vector<std::string>{"ninja", "-C", "/b", "-t", "commands", "candidate_01"});
   CHECK(s.tools.runs[1][0] == "ldd");
