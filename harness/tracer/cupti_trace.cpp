@@ -88,8 +88,10 @@ void on_profiler(bool start) {
   if (start && s.open) {
     s.anomalies.push_back("a profiler start inside timed range " + std::to_string(s.ranges - 1));
   } else if (!start && !s.open) {
-    s.anomalies.push_back("a profiler stop outside any timed range (after range " +
-                          std::to_string(s.ranges - 1) + ")");
+    s.anomalies.push_back(s.ranges == 0
+                              ? std::string("a profiler stop before the first timed range")
+                              : "a profiler stop outside any timed range (after range " +
+                                    std::to_string(s.ranges - 1) + ")");
   } else if (start) {
     s.open = true;
     ++s.ranges;

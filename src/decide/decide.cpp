@@ -400,8 +400,15 @@ std::string not_comparable(const Pairing &p, const Options &options, const Measu
   // Timers differ in what they count (ncu's kernel time holds about 1 us that the tracer's does
   // not): compared only when asked, and the verdict says so.
   if (best_source != candidate_source && options.mixed_timers == MixedTimers::refuse) {
-    return "not comparable: BEST measured by " + best_source + ", candidate by " +
-           candidate_source + " (compare them anyway with --allow-mixed-timers)";
+    std::string why = "not comparable: BEST measured by " + best_source + ", candidate by " +
+                      candidate_source + " (compare them anyway with --allow-mixed-timers)";
+    // A profiler that failed on one side says why (a refused trace names what it found).
+    for (const auto &[who, m] : {std::pair{"BEST", &best}, std::pair{"candidate", &candidate}}) {
+      if (!m->profiled && !m->reason.empty()) {
+        why += "; " + std::string(who) + "'s times: " + util::excerpt(m->reason, 300);
+      }
+    }
+    return why;
   }
   return "";
 }

@@ -434,6 +434,7 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
     throw Error("merge_rounds: no runs");
   }
   Measurement m = runs.front();
+  bool noted = false; // the first round whose profiler failed names the measurement's reason
   for (size_t k = 0; k < runs.size(); ++k) {
     const Measurement &run = runs[k];
     std::string round = "round " + std::to_string(k + 1) + " of " + std::to_string(runs.size());
@@ -450,7 +451,8 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
       m.configs.clear();
       return m;
     }
-    if (!run.profiled || run.measured_by != m.measured_by) {
+    if (!noted && (!run.profiled || run.measured_by != m.measured_by)) {
+      noted = true;
       m.measured_by = run.measured_by;
       m.profiled = run.profiled;
       m.reason = round + ": " + run.reason;

@@ -245,12 +245,17 @@ TEST_CASE("failed: no comparable measurement") {
     CHECK(d.reason == "not comparable: BEST measured by ncu, candidate by events (compare them "
                       "anyway with --allow-mixed-timers)");
   }
-  SUBCASE("a profiler that failed leaves harness time") {
+  SUBCASE("a profiler that failed leaves harness time, and the reason is said") {
     Measurement c = measured("01", 0.5, 0.5);
     c.profiled = false;
     CHECK(decide(measured("00"), c, request()).reason ==
           "not comparable: BEST measured by ncu, candidate by events (compare them anyway with "
           "--allow-mixed-timers)");
+    c.reason = "unprofiled: the timed ranges in t.csv are not the harness timer's";
+    CHECK(decide(measured("00"), c, request()).reason ==
+          "not comparable: BEST measured by ncu, candidate by events (compare them anyway with "
+          "--allow-mixed-timers); candidate's times: unprofiled: the timed ranges in t.csv are "
+          "not the harness timer's");
   }
   SUBCASE("two timers: refused unless asked, and then the verdict says so") {
     Measurement c = measured("01", 0.5, 0.5);

@@ -61,4 +61,24 @@ TEST_CASE("a binary that changed between rounds fails the measurement, naming th
                     "during the measurement)");
 }
 
+TEST_CASE("the first round whose profiler failed names why the measurement is unprofiled") {
+  using kopt::profile::Source;
+  auto profiled = [](Measurement m) {
+    m.measured_by = Source::cupti;
+    return m;
+  };
+  auto unprofiled = [](Measurement m, const std::string &why) {
+    m.measured_by = Source::events;
+    m.profiled = false;
+    m.reason = why;
+    return m;
+  };
+  Measurement m = merge_rounds({profiled(run({1}, false)), unprofiled(run({1}, false), "first"),
+                                unprofiled(run({1}, false), "second")});
+  CHECK(m.ok());
+  CHECK_FALSE(m.profiled);
+  CHECK(m.measured_by == Source::events);
+  CHECK(m.reason == "round 2 of 3: first");
+}
+
 TEST_SUITE_END();
