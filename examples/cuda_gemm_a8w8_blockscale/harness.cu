@@ -5,7 +5,8 @@
 //
 // The golden of this family is the fp32 reference, not the baseline's bf16 output: under
 // --write-golden, output() returns the reference GEMM on the same fp8 inputs (reference.cuh:
-// plain FMAs on the GPU, whose rows are checked against a CPU fp32 reference first). The kernel
+// exact bf16 products summed in fp32 on the GPU's tensor cores, whose rows are checked against a
+// CPU fp32 reference first). The kernel
 // still runs and is timed, and its own error against the reference is logged.
 //
 // Every run gets fresh inputs, made on the device from one seed (a few launches, no copy), and
