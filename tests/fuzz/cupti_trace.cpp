@@ -1,7 +1,7 @@
 // The CUPTI tracer's trace: parsed, then attributed to configs (1 to 4 configs of 1 to 3 runs,
 // from the input's first byte) and read back from a file.
-#include "fuzz_target.hpp"
 #include "profile/cupti_trace.hpp"
+#include "fuzz_target.hpp"
 #include "util/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -17,8 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
   static const std::filesystem::path file = kopt::fuzz::scratch() / "cupti_trace.csv";
   kopt::fuzz::write(file, text);
-  kopt::fuzz::expect_contract(file.string(), [&] {
-    kopt::profile::read_cupti_output(file, configs, options);
-  });
+  kopt::fuzz::expect_contract(file.string(),
+                              [&] { kopt::profile::read_cupti_output(file, configs, options); });
   return 0;
 }
