@@ -1,12 +1,18 @@
 #include "temp_dir.hpp"
 
+#include "profile/bench.hpp"
 #include "profile/cupti_trace.hpp"
+#include "spec/family.hpp"
+#include "spec/layout.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 #include "util/read_file.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 using kopt::profile::attribute_cupti_trace;
 using kopt::profile::parse_cupti_trace;
@@ -180,6 +186,112 @@ TEST_CASE("no trace file: unprofiled, saying the harness left none") {
   auto report = kopt::profile::read_cupti_output(dir.path() / "cupti_trace.csv", 1, options(1));
   CHECK_FALSE(report.profiled);
   CHECK(report.reason.find("left no CUPTI trace") != std::string::npos);
+}
+
+// run_harness with the tracer: a fake harness that writes its results CSV and, when the tracer
+// was injected, the trace the tracer would write.
+namespace {
+
+namespace fs = std::filesystem;
+
+class TracedHarness : public kopt::util::ProcessRunner {
+public:
+  kopt::util::Command seen;
+  bool write_trace = true;
+
+  kopt::util::ProcessResult run(const kopt::util::Command &command) override {
+    seen = command;
+    auto out = std::find(command.argv.begin(), command.argv.end(), "--out");
+    REQUIRE(out != command.argv.end());
+    std::ofstream(*(out + 1)) << "M,N,K,kernel,us_tiny,err_tiny,samples_tiny,checked_tiny,"
+                                 "check_tiny\n"
+                                 "16,64,128,tiny_1x2,50,,50;50,2,\n"
+                                 "32,64,128,tiny_1x2,50,,50;50,2,\n"
+                                 "100,100,2000,tiny_big,50,,50;50,2,\n";
+    auto trace = command.env.find("KOPT_CUPTI_TRACE");
+    if (write_trace && trace != command.env.end()) {
+      // 3 configs x 2 runs: config c's run r takes 1000 (c + 1) + 10 r ns, plus a copy in run 0
+      // of config 2.
+      std::ofstream file(trace->second);
+      file << "# kopt cupti trace 1\n# ranges 6\n# calls 12\n# dropped 0\n"
+              "range,kind,start_ns,end_ns,stream,correlation,name\n";
+      for (int r = 0; r < 6; ++r) {
+        file << r << ",kernel,100," << 100 + 1000 * (r / 2 + 1) + 10 * (r % 2) << ",7," << r
+             << ",\"void tiny_kernel<1>(float*)\"\n";
+      }
+      file << "4,memcpy,0,500,7,40,\"memcpy DtoD\"\n# end\n";
+    }
+    kopt::util::ProcessResult result;
+    result.exit_code = 0;
+    result.out = "kopt-candidate: 01 hash01\n";
+    return result;
+  }
+};
+
+struct TracedRun {
+  kopt::test::TempDir tmp;
+  kopt::spec::Family family;
+  kopt::spec::Layout layout{tmp.path() / "state"};
+  TracedHarness harness;
+  kopt::profile::RunSetup setup;
+  fs::path tracer;
+
+  TracedRun() {
+    fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
+    family = kopt::spec::load_family(tmp.path() / "tiny" / "family.json");
+    family.backend = kopt::spec::Backend::cuda;
+    family.warmup = 0;
+    family.repeat = 2;
+    tmp.write("state/bin/candidate_01", "a harness");
+    tracer = tmp.write("lib/libkopt_cupti_trace.so", "the tracer");
+    setenv("KOPT_CUPTI_TRACER", tracer.c_str(), 1);
+  }
+  ~TracedRun() { unsetenv("KOPT_CUPTI_TRACER"); }
+
+  kopt::profile::Measurement run() {
+    return kopt::profile::run_harness(family, layout, "01", kopt::profile::HarnessMode::benchmark,
+                                      harness, setup);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a CUDA benchmark is traced: the tracer injected, each range a run's sample") {
+  TracedRun t;
+  auto m = t.run();
+  REQUIRE(m.ok());
+  CHECK(t.harness.seen.env.at("CUDA_INJECTION64_PATH") == t.tracer.string());
+  fs::path trace = t.layout.results_dir("01") / "cupti_trace.csv";
+  CHECK(t.harness.seen.env.at("KOPT_CUPTI_TRACE") == trace.string());
+  CHECK(m.measured_by == kopt::profile::Source::cupti);
+  CHECK(m.profiled);
+  REQUIRE(m.configs.size() == 3);
+  CHECK(m.configs[0].rounds == std::vector<std::vector<double>>{{1.0, 1.01}});
+  CHECK(m.configs[2].rounds == std::vector<std::vector<double>>{{3.5, 3.01}}); // the copy counts
+  // A copy is never one of the family's kernels: it is named where the time went.
+  REQUIRE(m.configs[2].outside_regex.size() == 1);
+  CHECK(m.configs[2].outside_regex[0].kernel == "[memcpy DtoD]");
+  CHECK(m.configs[1].outside_regex.empty());
+  CHECK(m.configs[1].harness_us == 50);
+  CHECK(kopt::profile::benchmark_conditions(t.family, t.setup, "hash01").profiler == "cupti");
+}
+
+TEST_CASE("a trace the harness did not write this time is never read") {
+  TracedRun t;
+  t.harness.write_trace = false;
+  t.tmp.write("state/results/01/cupti_trace.csv", "an earlier run's trace");
+  auto m = t.run();
+  CHECK(m.ok());
+  CHECK_FALSE(m.profiled);
+  CHECK(m.reason.find("left no CUPTI trace") != std::string::npos);
+}
+
+TEST_CASE("profiler ncu: no tracer injected") {
+  TracedRun t;
+  t.setup.profiler = "ncu";
+  auto m = t.run();
+  CHECK(t.harness.seen.env.count("CUDA_INJECTION64_PATH") == 0);
+  CHECK(m.measured_by != kopt::profile::Source::cupti);
 }
 
 TEST_SUITE_END();
