@@ -1,11 +1,13 @@
 #include "tune/tune.hpp"
 
+#include "profile/cupti_trace.hpp"
 #include "profile/harness_csv.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -168,7 +170,31 @@ struct TuneRun {
   fs::path work;           ///< the chunks' configs, results and logs
   profile::Conditions now; ///< what this run measures under (its warmup and repeat too)
   bool golden = false;     ///< compare against the golden (the family's own configs)
+  fs::path tracer;         ///< the CUPTI tracer that times each run; empty: the harness's timer
 };
+
+// Each row's time from the CUPTI trace of its chunk: the median of its timed runs, each the sum
+// of what its range launched. Returns why the trace cannot time the rows ("" when it did).
+std::string use_trace(const TuneRun &run, const fs::path &trace,
+                      std::vector<profile::HarnessRow> &rows) {
+  profile::ProfileOptions options;
+  options.kernel_regex = run.family.kernel_regex;
+  options.runs_per_config = run.now.repeat;
+  profile::ProfileReport report =
+      profile::read_cupti_output(trace, static_cast<int>(rows.size()), options);
+  if (!report.profiled) {
+    return report.reason;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<double> us;
+    for (double ns : report.configs[i].run_ns) {
+      us.push_back(ns / 1000.0);
+    }
+    rows[i].samples = us;
+    rows[i].us = util::median(us);
+  }
+  return "";
+}
 
 // Runs `kernel` on configs pending[start, end) (chunk number `index`) and appends the rows it
 // measured to full.csv; a failed or unreadable run is a failure of that chunk only.
@@ -197,6 +223,12 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   command.argv = profile::harness_argv(run.harness, args);
   command.timeout_s = run.family.timeout_s;
   command.env = run.setup.env;
+  fs::path trace = run.work / (stem + ".cupti_trace.csv");
+  if (!run.tracer.empty()) {
+    fs::remove(trace); // an earlier run's trace must never time this one's rows
+    command.env["CUDA_INJECTION64_PATH"] = run.tracer.string();
+    command.env["KOPT_CUPTI_TRACE"] = trace.string();
+  }
   std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
                      std::to_string(end) + " of " + std::to_string(pending.size());
   run.progress.starting("tune: " + what);
@@ -220,6 +252,11 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   }
   try {
     rows = profile::read_harness_results(out, run.configs.header, run.family.impl);
+    if (!run.tracer.empty()) {
+      if (std::string why = use_trace(run, trace, rows); !why.empty()) {
+        throw Error("the CUPTI trace cannot time these rows: " + why);
+      }
+    }
   } catch (const Error &e) {
     report.failures.push_back(what + ": " + e.what());
     run.progress.note("tune: " + report.failures.back());
@@ -305,14 +342,21 @@ TuneReport tune(const spec::Family &family, const spec::Layout &layout, const Tu
   bool host = family.backend == spec::Backend::host;
   int warmup = options.warmup >= 0 ? options.warmup : family.warmup;
   int repeat = options.repeat >= 0 ? options.repeat : family.repeat;
+  // A CUDA family's rows are timed by the CUPTI tracer where kopt has it (as its benchmarks
+  // are), unless the setup asks for ncu; the harness's own timer otherwise.
+  fs::path tracer;
+  if (family.backend == spec::Backend::cuda && setup.profiler != "ncu") {
+    tracer = profile::find_cupti_tracer();
+  }
+  std::string timer = host ? "chrono" : tracer.empty() ? "events" : "cupti";
   profile::Conditions now{options.hash, host ? profile::host_cpu_model() : setup.device,
-                          setup.driver, host ? "chrono" : "events",
+                          setup.driver, timer,
                           warmup,       repeat};
   std::set<std::pair<std::string, std::string>> done =
       keep_current_rows(configs.header, kernels, now, report);
   bool golden = fs::exists(layout.golden()) && fs::equivalent(configs_file, family.configs);
-  TuneRun run{family,   layout,  options, runner,       setup, log,
-              progress, configs, harness, dir / "work", now,   golden};
+  TuneRun run{family,  layout,  options,      runner, setup,  log,   progress,
+              configs, harness, dir / "work", now,    golden, tracer};
   fs::create_directories(run.work);
   try {
     run_kernels(run, kernels, done, std::max<size_t>(options.chunk, 1), report);

@@ -23,6 +23,7 @@ public:
   std::string device = "host 4";
   int runs = 0;
   double *clock = nullptr; ///< advanced 2 s per run when set
+  bool write_trace = true; ///< writes the CUPTI trace when the tracer is injected
 
   kopt::util::ProcessResult run(const kopt::util::Command &command) override {
     ++runs;
@@ -41,6 +42,20 @@ public:
              ",0\n";
     }
     kopt::util::write_file_atomic(arg("--out"), csv);
+    auto trace = command.env.find("KOPT_CUPTI_TRACE");
+    if (trace != command.env.end() && write_trace) {
+      // Config c's run r (of `repeat`) takes 1000 (c + 1) + 100 r ns: its median is the middle.
+      int repeat = std::stoi(arg("--repeat"));
+      std::string text = "# kopt cupti trace 1\n# ranges " +
+                         std::to_string(configs.rows.size() * repeat) +
+                         "\n# dropped 0\nrange,kind,start_ns,end_ns,stream,correlation,name\n";
+      for (size_t r = 0; r < configs.rows.size() * repeat; ++r) {
+        text += std::to_string(r) + ",kernel,0," +
+                std::to_string(1000 * (r / repeat + 1) + 100 * (r % repeat)) + ",7," +
+                std::to_string(r) + ",\"void " + kernel + "(float*)\"\n";
+      }
+      kopt::util::write_file_atomic(trace->second, text + "# end\n");
+    }
     kopt::util::ProcessResult result;
     result.exit_code = 0;
     result.out = "kopt-candidate: 00 " + hash + "\nkopt-device: " + device + "\n";
@@ -172,6 +187,35 @@ TEST_CASE("a full.csv of an older kopt is widened and its tuned rows measured ag
   CHECK(report.reused == 3);
   CHECK(report.stale == std::map<std::string, size_t>{
                             {"no record of what measured it (written by an older kopt)", 1}});
+}
+
+TEST_CASE("a CUDA family's rows are timed by the CUPTI tracer, each the median of its runs") {
+  Tuning t;
+  t.family.backend = kopt::spec::Backend::cuda;
+  t.options.warmup = 0;
+  t.options.repeat = 3;
+  auto tracer = t.tmp.write("lib/libkopt_cupti_trace.so", "the tracer");
+  setenv("KOPT_CUPTI_TRACER", tracer.c_str(), 1);
+  SUBCASE("traced") {
+    kopt::tune::TuneReport report = t.run();
+    CHECK(report.measured == 6);
+    CHECK(report.failures.empty());
+    kopt::util::CsvTable full = kopt::util::read_csv(report.full_csv);
+    REQUIRE(full.rows.size() == 6);
+    CHECK(full.rows[0][11] == "cupti");
+    // The first chunk's configs 1, 2, 3: medians 1.1, 2.1, 3.1 us (the harness said 18).
+    CHECK(full.rows[0][4] == "1.100");
+    CHECK(full.rows[2][4] == "3.100");
+  }
+  SUBCASE("no trace: the chunk fails, saying why, and no row is kept") {
+    t.harness.write_trace = false;
+    kopt::tune::TuneReport report = t.run();
+    CHECK(report.measured == 0);
+    REQUIRE(report.failures.size() == 2);
+    CHECK(report.failures[0].find("the CUPTI trace cannot time these rows: the harness left no "
+                                  "CUPTI trace") != std::string::npos);
+  }
+  unsetenv("KOPT_CUPTI_TRACER");
 }
 
 TEST_SUITE_END();
