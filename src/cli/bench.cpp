@@ -4,7 +4,9 @@
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
 #include "decide/check.hpp"
+#include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
+#include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
@@ -93,6 +95,38 @@ bool measurement_stands(const LoadedFamily &loaded, const std::string &id, const
   (context.json ? context.err : context.out)
       << "candidate " << id << ": measuring again: " << why << "\n";
   return false;
+}
+
+// With --reuse, whether the measurement stands on every GPU here before the gate samples one
+// (seconds): a CUDA machine whose GPUs are all of one model and driver (one nvidia-smi query)
+// gives the device and driver any binding would. Says so when it stands; quiet otherwise, and
+// the gate and the full check follow.
+bool stands_before_gate(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
+                        Context &context) {
+  if (loaded.family.backend != spec::Backend::cuda ||
+      !std::filesystem::exists(loaded.layout.measurement(id))) {
+    return false;
+  }
+  util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
+  util::RealProcessRunner runner;
+  std::optional<gpu::GpuModel> model = gpu::nvidia_one_model(runner);
+  if (!model) {
+    return false;
+  }
+  profile::RunSetup setup;
+  setup.device = model->name;
+  setup.driver = model->driver;
+  setup.profiler = round::profiler_choice(loaded.family);
+  std::string why = profile::why_measure_again(loaded.family, loaded.layout, id,
+                                               loaded.candidates.content_hash(loaded.family, id),
+                                               best.id, best.hash, setup);
+  if (!why.empty()) {
+    return false;
+  }
+  std::string file = loaded.layout.measurement(id).string();
+  print_result(context, {{"candidate", id}, {"status", "up to date"}, {"measurement", file}},
+               "candidate " + id + ": measurement up to date (" + file + ")");
+  return true;
 }
 
 // Whether an ok measurement of `id`'s current content exists that is newer than its harness
@@ -226,6 +260,10 @@ Handler setup_bench(CLI::App &app) {
     if (!options->golden_only && !options->best &&
         identity_refused(loaded, *options, id, baseline, context)) {
       return options->allow_failed ? 0 : 1;
+    }
+    if (options->reuse && options->build_dir.empty() && !options->golden_only &&
+        stands_before_gate(loaded, id, best, context)) {
+      return 0;
     }
     std::optional<profile::RunSetup> setup =
         prepare_run(loaded, options->build_dir, targets, options->family.gpu_wait_min, context.err);

@@ -57,6 +57,32 @@ DeviceState nvidia_state(util::ProcessRunner &runner,
   return result.ok() ? parse_nvidia_state(result.out) : DeviceState{};
 }
 
+std::optional<GpuModel> parse_one_model(const std::string &text) {
+  std::optional<GpuModel> model;
+  for (const std::string &line : util::split(util::trim(text), '\n')) {
+    std::vector<std::string> fields = util::split(line, ',');
+    if (fields.size() != 2) {
+      return std::nullopt;
+    }
+    GpuModel gpu{std::string(util::trim(fields[0])), std::string(util::trim(fields[1]))};
+    if (gpu.name.empty() || gpu.driver.empty() ||
+        (model && (model->name != gpu.name || model->driver != gpu.driver))) {
+      return std::nullopt;
+    }
+    model = gpu;
+  }
+  return model;
+}
+
+std::optional<GpuModel> nvidia_one_model(util::ProcessRunner &runner) {
+  if (util::find_program("nvidia-smi").empty()) {
+    return std::nullopt;
+  }
+  util::ProcessResult result = runner.run(
+      {{"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, {}, {}, 20});
+  return result.ok() ? parse_one_model(result.out) : std::nullopt;
+}
+
 Binding bind(spec::Backend backend, Gate &gate,
              const std::map<std::string, std::string> &environment) {
   Binding binding;

@@ -6,6 +6,7 @@
 #include "util/process.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kopt::gpu {
@@ -47,5 +48,21 @@ DeviceState parse_nvidia_state(const std::string &text);
 /// GPU 0); empty fields when nvidia-smi is missing or fails.
 DeviceState nvidia_state(util::ProcessRunner &runner,
                          const std::map<std::string, std::string> &env);
+
+/// The one GPU model and driver of a machine whose GPUs are all alike.
+struct GpuModel {
+  std::string name;   ///< as the gate names a bound GPU, e.g. "NVIDIA H100 80GB HBM3"
+  std::string driver; ///< e.g. "580.159.04"
+};
+
+/// Parses `nvidia-smi --query-gpu=name,driver_version --format=csv,noheader` (a line per GPU)
+/// and returns the model when every GPU has the same name and driver; nullopt when the lines
+/// differ, none is there, or one is not two fields.
+std::optional<GpuModel> parse_one_model(const std::string &text);
+
+/// Asks nvidia-smi (one query, no idle sampling) for the model of every GPU here; nullopt when
+/// nvidia-smi is missing or fails, or the GPUs are not all alike. A measurement made on any of
+/// them is then a measurement on the one the gate would bind.
+std::optional<GpuModel> nvidia_one_model(util::ProcessRunner &runner);
 
 } // namespace kopt::gpu

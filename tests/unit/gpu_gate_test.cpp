@@ -1,5 +1,6 @@
 #include "temp_dir.hpp"
 
+#include "gpu/binding.hpp"
 #include "gpu/claim.hpp"
 #include "gpu/gate.hpp"
 #include "gpu/resource_spec.hpp"
@@ -431,6 +432,22 @@ TEST_CASE("claims: a host family holds the host slot; a second claim cannot take
   CHECK(kopt::util::FileLock::try_lock(locks.path() / "host.lock") == nullptr);
   host.lock.reset();
   CHECK(kopt::util::FileLock::try_lock(locks.path() / "host.lock") != nullptr);
+}
+
+TEST_CASE("one query tells a machine whose GPUs are all alike, with their model and driver") {
+  auto two = kopt::gpu::parse_one_model("NVIDIA H100 80GB HBM3, 580.159.04\n"
+                                        "NVIDIA H100 80GB HBM3, 580.159.04\n");
+  REQUIRE(two);
+  CHECK(two->name == "NVIDIA H100 80GB HBM3");
+  CHECK(two->driver == "580.159.04");
+  // Two models, two drivers, nothing, or a line that is not two fields: the gate decides.
+  CHECK_FALSE(kopt::gpu::parse_one_model("NVIDIA H100 80GB HBM3, 580.159.04\n"
+                                         "NVIDIA H200, 580.159.04\n"));
+  CHECK_FALSE(kopt::gpu::parse_one_model("NVIDIA H100 80GB HBM3, 580.159.04\n"
+                                         "NVIDIA H100 80GB HBM3, 575.57.08\n"));
+  CHECK_FALSE(kopt::gpu::parse_one_model(""));
+  CHECK_FALSE(kopt::gpu::parse_one_model("No devices were found\n"));
+  CHECK_FALSE(kopt::gpu::parse_one_model("NVIDIA H100, 580.159.04, extra\n"));
 }
 
 TEST_SUITE_END();
