@@ -44,14 +44,6 @@ Recorded attempt(const Files &files, const Measurement &best, const Measurement 
   return kopt::ledger::record(files, d, spec, candidate);
 }
 
-size_t lines(const fs::path &path) {
-  size_t n = 0;
-  for (const auto &line : kopt::util::split(kopt::util::read_file(path), '\n')) {
-    n += line.empty() ? 0 : 1;
-  }
-  return n;
-}
-
 } // namespace
 
 TEST_SUITE_BEGIN("ledger::crash");
@@ -78,7 +70,7 @@ TEST_CASE("a record that failed half way is completed by the next command, never
   // The next command (a record of the same decision) completes or redoes 01's record: the
   // attempt is in every file of the ledger, once.
   attempt(files, best, measured("01", 1.2));
-  CHECK(lines(files.attempts()) == 2);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 2);
   CHECK(kopt::util::read_file(files.attempts()).find("\"candidate\":\"01\"") != std::string::npos);
   CHECK(kopt::util::read_file(files.performance()).find("idea 01") != std::string::npos);
   State s = *kopt::ledger::read_state(files);
@@ -145,7 +137,7 @@ TEST_CASE("a missing state.json next to a non-empty attempts.jsonl is an error, 
   }
   CHECK_THROWS_WITH_AS(kopt::ledger::read_state(files), expected.c_str(), kopt::Error);
   CHECK_THROWS_WITH_AS(attempt(files, best, best), expected.c_str(), kopt::Error);
-  CHECK(lines(files.attempts()) == 2);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 2);
 }
 
 TEST_SUITE_END();

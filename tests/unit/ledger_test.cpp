@@ -83,14 +83,6 @@ std::function<std::string(const std::string &)> hash_is(const std::string &hash)
   return [hash](const std::string &) { return hash; };
 }
 
-size_t lines(const std::filesystem::path &path) {
-  size_t n = 0;
-  for (const auto &line : kopt::util::split(kopt::util::read_file(path), '\n')) {
-    n += line.empty() ? 0 : 1;
-  }
-  return n;
-}
-
 } // namespace
 
 TEST_SUITE_BEGIN("ledger");
@@ -106,7 +98,7 @@ TEST_CASE("the baseline record creates the state") {
   CHECK(s.kept[0].status == "baseline");
   CHECK(s.kept[0].kernels == std::vector<std::string>{"k00_small", "k_large"});
   CHECK(s.kept[0].geomean_us == doctest::Approx(341.995));
-  CHECK(lines(files.attempts()) == 1);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 1);
   CHECK(kopt::ledger::summary_line(s) ==
         "BEST 00 (hash 01234567), consecutive regressions 0, running");
 }
@@ -173,7 +165,7 @@ TEST_CASE("a keep makes the candidate BEST and adds a row") {
         "+1.99% | idea 01 |\n"
         "| 2026-02-02 | 02 | 01234567 | keep | 00 | global | small: -10.00%; large: -10.00% | "
         "-10.00% | idea 02 |\n");
-  CHECK(lines(files.attempts()) == 3);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 3);
 }
 
 TEST_CASE("a keep measured on another machine than BEST's row says so; its row names the GPU") {
@@ -328,7 +320,7 @@ TEST_CASE("ties and failures reset the counter, a split leaves it") {
     CHECK(r.state.consecutive_regressions == 2);
     CHECK(r.state.recent_regressions.size() == 2);
   }
-  CHECK(lines(files.attempts()) == 4);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 4);
 }
 
 TEST_CASE("an incorrect proposal gets 3 repair attempts, then it is abandoned") {
@@ -389,7 +381,7 @@ TEST_CASE("performance.md holds the baseline and kept rows, then every attempt")
   CHECK(attempts == std::vector<std::string>{"00 baseline vs -", "01 regression vs 00",
                                              "02 tie vs 00", "03 incorrect vs 00", "04 split vs 00",
                                              "05 keep vs 00", "06 regression vs 05"});
-  CHECK(lines(files.attempts()) == 7);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 7);
 }
 
 TEST_CASE("performance.md's Attempts table is attempts.jsonl in record order") {
@@ -451,7 +443,7 @@ TEST_CASE("recording the same attempt twice does not count twice") {
                      "BEST 00; nothing changed");
   CHECK(r.state.consecutive_regressions == 1);
   CHECK(kopt::util::read_file(files.state()) == before);
-  CHECK(lines(files.attempts()) == 2);
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 2);
 
   SUBCASE("a new verdict for the same hash is new information") {
     Recorded tie = attempt(files, best, measured("01", 1.001, 1.0));
@@ -523,7 +515,7 @@ TEST_CASE("rebase carries BEST over a family change: a new hash, a rebase line, 
     CHECK(r.outcome == Outcome::identical);
     CHECK(r.message == "BEST 00's content hash is already 01234567: nothing to rebase");
     CHECK(kopt::util::read_file(files.state()) == state);
-    CHECK(lines(files.attempts()) == 2);
+    CHECK(kopt::test::nonempty_lines(files.attempts()) == 2);
   }
   SUBCASE("a blank reason, no ledger or a stopped one are refused") {
     CHECK_THROWS_WITH_AS(kopt::ledger::rebase(files, hash_is("x"), "  "),

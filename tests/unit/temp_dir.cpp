@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <string>
 
 namespace kopt::test {
 
@@ -30,6 +31,15 @@ std::filesystem::path TempDir::write(const std::string &relative,
   std::filesystem::create_directories(file.parent_path());
   std::ofstream(file, std::ios::binary) << content;
   return file;
+}
+
+size_t nonempty_lines(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    n += line.empty() ? 0 : 1;
+  }
+  return n;
 }
 
 std::filesystem::path fixture(const std::string &relative) {

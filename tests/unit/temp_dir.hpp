@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -23,6 +24,9 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+/// Returns the number of non-empty lines of the file at `path` (a JSON-lines log's entries).
+size_t nonempty_lines(const std::filesystem::path &path);
 
 /// Returns the path of a file under tests/fixtures.
 std::filesystem::path fixture(const std::string &relative);
