@@ -81,15 +81,15 @@ void check_run(Problem &problem, const std::string &run, Result &result) {
 }
 
 // The run on the config's seeded inputs, whose output the golden holds: made (and checked)
-// in correctness mode, and wherever a golden is compared or written. Returns its output when a
-// golden needs it. Reading a large output back is hundreds of MB per config, so benchmark runs
-// without a golden skip it.
+// in correctness mode, and wherever a golden is compared or written. Returns its output when
+// writing a golden. Reading a large output back is hundreds of MB per config, so a comparison
+// with the golden is made where the output lives when the family can (compare_with_golden).
 // Outside the benchmark modes it is the config's one timed run.
 std::vector<float> golden_run(Problem &problem, Timer &timer, const Config &config,
                               const Options &options, bool compare_golden, Result &result) {
-  const bool read_output = compare_golden || options.mode == Mode::write_golden;
+  const bool read_output = options.mode == Mode::write_golden;
   const bool benchmark = options.mode == Mode::benchmark || options.mode == Mode::full_benchmark;
-  if (!read_output && benchmark) {
+  if (!read_output && !compare_golden && benchmark) {
     return {};
   }
   Rng rng(config_seed(options.seed, config.key()));
@@ -105,6 +105,18 @@ std::vector<float> golden_run(Problem &problem, Timer &timer, const Config &conf
   }
   check_run(problem, "the run on the golden's inputs", result);
   return read_output ? problem.output() : std::vector<float>{};
+}
+
+// The golden run's output against the golden: on the device when the family compares there,
+// else read back and compared on the host.
+Comparison compare_with_golden(Problem &problem, const Golden &golden, const Config &config) {
+  if (const std::vector<float> *values = golden.find(config.key())) {
+    if (std::optional<Comparison> on_device = problem.compare_output(*values)) {
+      return *on_device;
+    }
+  }
+  std::vector<float> output = problem.output();
+  return compare(output, golden_output(golden, config, output.size()), problem.tolerance());
 }
 
 // Warm-ups, then timed runs, each on fresh inputs and a poisoned output; every timed run is
@@ -210,8 +222,7 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     std::vector<float> output =
         golden_run(*problem, *timer, config, options, golden.has_value(), result);
     if (golden) {
-      result.comparison =
-          compare(output, golden_output(*golden, config, output.size()), problem->tolerance());
+      result.comparison = compare_with_golden(*problem, *golden, config);
     }
     if (options.mode == Mode::benchmark || options.mode == Mode::full_benchmark) {
       timed_runs(*problem, *timer, options, result);

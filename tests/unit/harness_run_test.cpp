@@ -102,6 +102,9 @@ struct Calls {
   int poison = 0;
   int run = 0;
   int output = 0;
+  int compared = 0;         ///< compare_output calls the problem answered
+  bool on_device = false;   ///< whether it answers compare_output (as a device family does)
+  float device_error = 0.f; ///< the max_abs it reports there
 };
 
 class CountingProblem : public Problem {
@@ -113,6 +116,17 @@ public:
   std::vector<float> output() override {
     ++calls_.output;
     return {1, 2, 3};
+  }
+  std::optional<Comparison> compare_output(const std::vector<float> &golden) override {
+    if (!calls_.on_device) {
+      return std::nullopt;
+    }
+    ++calls_.compared;
+    Comparison c;
+    c.elements = golden.size();
+    c.max_abs = calls_.device_error;
+    c.mismatches = calls_.device_error > 0 ? 1 : 0;
+    return c;
   }
 
 private:
@@ -325,6 +339,27 @@ TEST_CASE("without a golden the output is poisoned before every run but not copi
   CHECK(calls.poison == calls.run);
   REQUIRE(results[1].comparison);
   CHECK(results[1].comparison->error() == 0.0);
+}
+
+TEST_CASE("a family that compares on the device is given the golden, and no output is read") {
+  kopt::test::TempDir dir;
+  auto configs = parse_configs("N\n1\n2\n", "c.csv");
+  std::ostringstream log;
+  Calls calls;
+  FamilySpec spec = counting_family(calls);
+  std::string golden = (dir.path() / "golden.bin").string();
+  run_configs(configs, parse({"--configs", "c.csv", "--write-golden", golden}, spec), spec, log);
+  calls = Calls{};
+  calls.on_device = true;
+  calls.device_error = 0.5f;
+  auto results = run_configs(
+      configs, parse({"--configs", "c.csv", "--benchmark", "--golden", golden}, spec), spec, log);
+  CHECK(calls.compared == 2);
+  CHECK(calls.output == 0);
+  REQUIRE(results[0].comparison);
+  CHECK(results[0].comparison->elements == 3);
+  CHECK(results[0].comparison->mismatches == 1);
+  CHECK(results[0].error() > 0);
 }
 
 TEST_CASE("every timed run is checked, on fresh inputs") {

@@ -42,6 +42,15 @@ public:
   /// tolerance(), on the device where the output lives. Returns nullopt when the family has no
   /// reference: its timed runs are then unchecked, and kopt keeps no candidate of it.
   virtual std::optional<Comparison> check_output() { return std::nullopt; }
+
+  /// Compares the output of the last run with `golden` (the golden's entry for this config, in
+  /// the order output() gives) under tolerance(), as compare() does, on the device where the
+  /// output lives, so no output is copied back. Returns nullopt when the family does not (the
+  /// harness then compares output() on the host, which also names a size mismatch).
+  virtual std::optional<Comparison> compare_output(const std::vector<float> &golden) {
+    (void)golden;
+    return std::nullopt;
+  }
 };
 
 } // namespace kopt::harness
