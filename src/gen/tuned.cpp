@@ -5,6 +5,8 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -39,9 +41,19 @@ std::vector<TunedRow> read_tuned_table(const std::filesystem::path &file, const 
       continue;
     }
     row.cu_num = util::parse_int(fields[cu], where + ": cu_num");
-    row.m = util::parse_int(fields[m], where + ": M");
-    row.n = util::parse_int(fields[n], where + ": N");
-    row.k = util::parse_int(fields[k], where + ": K");
+    // A GEMM dimension is an int in aiter's and CK's APIs: larger is no shape, and would
+    // overflow the padding of M.
+    auto dimension = [&](int column, const char *name) {
+      int64_t value = util::parse_int(fields[column], where + ": " + name);
+      if (value < 1 || value > INT32_MAX) {
+        throw Error(where + ": " + name + ": expected an integer from 1 to 2147483647, got " +
+                    std::to_string(value));
+      }
+      return value;
+    };
+    row.m = dimension(m, "M");
+    row.n = dimension(n, "N");
+    row.k = dimension(k, "K");
     row.us = util::parse_double(fields[us], where + ": us");
     row.kernel = std::string(util::trim(fields[name]));
     if (row.kernel.empty()) {
@@ -83,12 +95,15 @@ int64_t padded_m(int64_t m, int64_t n, int gl) {
       return 8192;
     }
     int64_t p = 1;
-    while (p < m) {
+    while (p < m && p <= INT64_MAX / 2) {
       p *= 2;
     }
-    return p;
+    return std::max(p, m); // past 2^62 no power of two is larger: M itself
   }
-  auto round_up = [m](int64_t step) { return (m + step - 1) / step * step; };
+  // Past INT64_MAX - step no multiple above M exists: M itself.
+  auto round_up = [m](int64_t step) {
+    return m > INT64_MAX - step ? m : (m + step - 1) / step * step;
+  };
   if (m <= 256) {
     return round_up(16);
   }

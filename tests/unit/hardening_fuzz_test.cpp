@@ -2,6 +2,7 @@
 // in tests/fixtures/hardening/fuzz/: a value or a kopt::Error that names the input and where.
 #include "decide/decide.hpp"
 #include "fileapi/reply.hpp"
+#include "gen/tuned.hpp"
 #include "gpu/smi.hpp"
 #include "profile/analyze.hpp"
 #include "profile/ncu_details.hpp"
@@ -97,6 +98,23 @@ TEST_CASE("a decision.json count too large for an int names the field") {
                                         "to 2147483647, got 7.777777777777777e+108")
                            .c_str(),
                        kopt::Error);
+}
+
+TEST_CASE("a tuned table's M beyond any shape names the line; padded M never overflows") {
+  // M = 6148914691236517125: aiter's padding (the next power of two) overflowed int64.
+  TempDir tmp;
+  fs::path file = tmp.path() / "tuned.csv";
+  fs::copy_file(fixture("hardening/fuzz/tuned_huge_m.csv"), file);
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH_AS(kopt::gen::read_tuned_table(file, "gfx942", warnings),
+                       (file.string() + ":2: M: expected an integer from 1 to 2147483647, got "
+                                        "6148914691236517125")
+                           .c_str(),
+                       kopt::Error);
+  CHECK(kopt::gen::padded_m(INT64_MAX, 1, 1) == INT64_MAX);
+  CHECK(kopt::gen::padded_m(INT64_MAX - 3, 1, 0) == INT64_MAX - 3);
+  CHECK(kopt::gen::padded_m(5000, 1, 1) == 8192);
+  CHECK(kopt::gen::padded_m(300, 1, 0) == 320);
 }
 
 TEST_SUITE_END();
