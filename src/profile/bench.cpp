@@ -134,11 +134,10 @@ void use_rocprofv3_times(Measurement &m, const fs::path &trace_dir, const spec::
 
 // The CUPTI tracer's trace at `trace`: range r is timed run r % repeat of config r / repeat.
 void use_cupti_times(Measurement &m, const fs::path &trace, const spec::Family &family) {
-  ProfileOptions options;
-  options.kernel_regex = family.kernel_regex;
-  options.runs_per_config = family.repeat;
   try {
-    use_profiler_times(m, read_cupti_output(trace, static_cast<int>(m.configs.size()), options),
+    use_profiler_times(m,
+                       read_cupti_runs(trace, static_cast<int>(m.configs.size()),
+                                       family.kernel_regex, family.repeat),
                        Source::cupti, family.kernel_regex);
   } catch (const Error &e) {
     m.reason = std::string("CUPTI trace unreadable, times are the harness's events: ") + e.what();
@@ -341,10 +340,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     fs::remove_all(trace_dir); // an earlier run's trace must never pass for this run's
     command.argv = rocprofv3_command(trace_dir, "kopt", plain);
   } else if (under_cupti) {
-    // The tracer, loaded by the CUDA driver into the harness, writes the trace at its exit.
-    fs::remove(cupti_trace); // an earlier run's trace must never pass for this run's
-    command.env["CUDA_INJECTION64_PATH"] = find_cupti_tracer().string();
-    command.env["KOPT_CUPTI_TRACE"] = cupti_trace.string();
+    trace_with_cupti(command, find_cupti_tracer(), cupti_trace);
   }
   if (host) {
     util::become_subreaper();

@@ -211,6 +211,20 @@ ProfileReport read_cupti_output(const fs::path &path, int configs, const Profile
       path.string());
 }
 
+void trace_with_cupti(util::Command &command, const fs::path &tracer, const fs::path &trace) {
+  fs::remove(trace);
+  command.env["CUDA_INJECTION64_PATH"] = tracer.string();
+  command.env["KOPT_CUPTI_TRACE"] = trace.string();
+}
+
+ProfileReport read_cupti_runs(const fs::path &trace, int configs, const std::string &kernel_regex,
+                              int repeat) {
+  ProfileOptions options;
+  options.kernel_regex = kernel_regex;
+  options.runs_per_config = repeat;
+  return read_cupti_output(trace, configs, options);
+}
+
 fs::path find_cupti_tracer() {
   const std::string name = "libkopt_cupti_trace.so";
   if (const char *env = std::getenv("KOPT_CUPTI_TRACER")) {

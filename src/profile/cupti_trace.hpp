@@ -14,6 +14,7 @@
 // stream, correlation, name) and a last line `# end`.
 
 #include "profile/ncu.hpp"
+#include "util/process.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -59,6 +60,17 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
 /// says the harness left no trace.
 ProfileReport read_cupti_output(const std::filesystem::path &path, int configs,
                                 const ProfileOptions &options);
+
+/// Sets `command` (a harness run) up to be traced by `tracer` into `trace`: the CUDA driver loads
+/// the tracer (CUDA_INJECTION64_PATH), which writes the trace at the harness's exit. Removes an
+/// earlier run's trace first: it must never pass for this run's.
+void trace_with_cupti(util::Command &command, const std::filesystem::path &tracer,
+                      const std::filesystem::path &trace);
+
+/// read_cupti_output of a harness run of `configs` configs, `repeat` timed runs each, whose
+/// kernels of interest match `kernel_regex`.
+ProfileReport read_cupti_runs(const std::filesystem::path &trace, int configs,
+                              const std::string &kernel_regex, int repeat);
 
 /// The tracer library: $KOPT_CUPTI_TRACER when set (a file, or "" when it names none), else
 /// libkopt_cupti_trace.so in lib/ beside the folder of the running kopt (its build tree and

@@ -177,11 +177,8 @@ struct TuneRun {
 // of what its range launched. Returns why the trace cannot time the rows ("" when it did).
 std::string use_trace(const TuneRun &run, const fs::path &trace,
                       std::vector<profile::HarnessRow> &rows) {
-  profile::ProfileOptions options;
-  options.kernel_regex = run.family.kernel_regex;
-  options.runs_per_config = run.now.repeat;
-  profile::ProfileReport report =
-      profile::read_cupti_output(trace, static_cast<int>(rows.size()), options);
+  profile::ProfileReport report = profile::read_cupti_runs(trace, static_cast<int>(rows.size()),
+                                                           run.family.kernel_regex, run.now.repeat);
   if (!report.profiled) {
     return report.reason;
   }
@@ -225,9 +222,7 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   command.env = run.setup.env;
   fs::path trace = run.work / (stem + ".cupti_trace.csv");
   if (!run.tracer.empty()) {
-    fs::remove(trace); // an earlier run's trace must never time this one's rows
-    command.env["CUDA_INJECTION64_PATH"] = run.tracer.string();
-    command.env["KOPT_CUPTI_TRACE"] = trace.string();
+    profile::trace_with_cupti(command, run.tracer, trace);
   }
   std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
                      std::to_string(end) + " of " + std::to_string(pending.size());
