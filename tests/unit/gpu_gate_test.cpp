@@ -234,7 +234,7 @@ TEST_CASE("the gate reads nvidia-smi twice and binds with CUDA_VISIBLE_DEVICES")
   REQUIRE(report.ok());
   CHECK(report.tool == GpuTool::nvidia_smi);
   CHECK(runner.calls == std::vector<std::string>{kQuery, kApps, kQuery, kApps});
-  CHECK(clock.sleeps == std::vector<double>{2});
+  CHECK(clock.sleeps == std::vector<double>{0.5});
   REQUIRE(report.gpus.size() == 2);
   CHECK(report.gpus[0].reason == "compute process 602 (python3); utilisation 100% > 5%");
   CHECK(report.idle == std::vector<int>{1});
@@ -350,7 +350,7 @@ TEST_CASE("waiting re-checks every 10 min and gives up after 60 min") {
   CHECK_FALSE(outcome.found);
   CHECK(outcome.message == "no idle GPU for 60 min");
   CHECK(outcome.waited_s >= 3600);
-  // Seven checks (0, 10, ..., 60 min), each a pair 2 s apart, and six waits between them.
+  // Seven checks (0, 10, ..., 60 min), each a pair 0.5 s apart, and six waits between them.
   CHECK(runner.calls.size() == 28);
   CHECK(std::count(clock.sleeps.begin(), clock.sleeps.end(), 600.0) == 5);
 }
@@ -369,7 +369,7 @@ TEST_CASE("waiting ends as soon as a GPU turns idle") {
   REQUIRE(outcome.found);
   CHECK(outcome.gpu == 0);
   CHECK(outcome.tool == GpuTool::nvidia_smi);
-  CHECK(outcome.waited_s == doctest::Approx(2 + 60 + 2 + 60 + 2));
+  CHECK(outcome.waited_s == doctest::Approx(0.5 + 60 + 0.5 + 60 + 0.5));
 }
 
 TEST_CASE("the ctest resource spec lists one slot per idle GPU") {
