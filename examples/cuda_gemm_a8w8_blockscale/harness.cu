@@ -10,9 +10,11 @@
 // still runs and is timed, and its own error against the reference is logged.
 //
 // Every run gets fresh inputs, made on the device from one seed (a few launches, no copy), and
-// every timed run is checked on the device (check_output): the output is snapshotted, the inputs
-// are made again from their seed into buffers of the family's own, the reference GEMM runs on
-// them, and the snapshot is compared with it element by element; 32 bytes come back.
+// every timed run is checked on the device (check_output): the output is snapshotted (all of it,
+// or past 64 rows its last row and 63 others drawn at random after the run), the inputs are made
+// again from their seed into buffers of the family's own, the reference GEMM runs on them for
+// those rows, and the snapshot is compared with it element by element; 32 bytes come back. The
+// golden's run is compared with the golden in full, on the device too (compare_output).
 #include "kopt_manifest.h"
 
 #include "reference.cuh"
@@ -23,12 +25,14 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,8 +97,13 @@ public:
     inputs_ = Inputs(args_.M, args_.N, args_.K);
     own_inputs_ = Inputs(args_.M, args_.N, args_.K);
     c_ = kc::DeviceBuffer<std::uint16_t>(M * N);
-    ref_ = kc::DeviceBuffer<float>(M * N);
-    check_ = kc::DeviceCheck(kc::Dtype::bf16, M * N, stream);
+    const std::size_t checked = std::min<std::size_t>(M, kCheckedRows) * N;
+    ref_ = kc::DeviceBuffer<float>(checked);
+    check_ = kc::DeviceCheck(kc::Dtype::bf16, checked, stream);
+    if (args_.M > kCheckedRows) {
+      rows_ = kc::DeviceBuffer<std::int64_t>(kCheckedRows);
+      sample_c_ = kc::DeviceBuffer<std::uint16_t>(checked);
+    }
     args_.A = inputs_.a.get();
     args_.B = inputs_.b.get();
     args_.scale_a = inputs_.sa.get();
@@ -144,10 +153,25 @@ public:
   }
 
   // The snapshot first, then the reference of this run's inputs, then the comparison on the
-  // device (Problem::check_output).
+  // device (Problem::check_output). Up to kCheckedRows rows every output row is checked; past
+  // that a sample of rows: the last (the edge tile) and kCheckedRows - 1 others drawn at random
+  // after the kernel returned, fresh for every check, so no row is safe to get wrong. A kernel
+  // that skips or fakes a share f of the rows passes one check with odds (1 - f)^63 at best, and
+  // a keep test checks each config 20 times per side; the golden's run is compared in full.
   std::optional<kh::Comparison> check_output() override {
-    check_.snapshot(c_.get());
-    compute_reference();
+    if (args_.M <= kCheckedRows) {
+      check_.snapshot(c_.get());
+      compute_reference(ref_.get());
+      return check_.compare(ref_.get(), tolerance());
+    }
+    draw_rows();
+    a8w8_ref::gather_rows<<<256, 256, 0, args_.stream>>>(c_.get(), rows_.get(), kCheckedRows,
+                                                         args_.N, sample_c_.get());
+    KOPT_CUDA_CHECK(cudaGetLastError());
+    check_.snapshot(sample_c_.get());
+    own_inputs_.fill(seed_, args_.stream);
+    KOPT_CUDA_CHECK(a8w8_ref::launch_reference_rows(own_inputs_.ref_args(args_.stream),
+                                                    {rows_.get(), kCheckedRows}, ref_.get()));
     return check_.compare(ref_.get(), tolerance());
   }
 
@@ -158,23 +182,47 @@ public:
     if (golden.size() != c_.size()) {
       return std::nullopt;
     }
-    check_.snapshot(c_.get());
-    KOPT_CUDA_CHECK(cudaMemcpyAsync(ref_.get(), golden.data(), ref_.bytes(),
-                                    cudaMemcpyHostToDevice, args_.stream));
-    return check_.compare(ref_.get(), tolerance());
+    kc::DeviceBuffer<float> want(c_.size());
+    kc::DeviceCheck full(kc::Dtype::bf16, c_.size(), args_.stream);
+    full.snapshot(c_.get());
+    KOPT_CUDA_CHECK(cudaMemcpyAsync(want.get(), golden.data(), want.bytes(), cudaMemcpyHostToDevice,
+                                    args_.stream));
+    return full.compare(want.get(), tolerance());
   }
 
   // bf16 output (8 significant bits) of sums of O(sqrt(K)) magnitude, against an fp32 reference.
   kh::Tolerance tolerance() const override { return kh::tolerance_for("bf16"); }
 
 private:
-  // The fp32 reference of the current inputs into ref_, queued on the stream. The inputs are
-  // made again from their seed into the family's own buffers, whose address the candidate never
+  // The output rows one check compares past which it samples (one tile of the reference).
+  static constexpr std::int64_t kCheckedRows = 64;
+
+  // Draws the rows the next check compares into rows_: M - 1 and kCheckedRows - 1 distinct others,
+  // from the OS's entropy, ascending.
+  void draw_rows() {
+    std::vector<std::int64_t> rows{args_.M - 1};
+    std::random_device entropy;
+    std::mt19937_64 pick((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+    std::uniform_int_distribution<std::int64_t> row(0, args_.M - 2);
+    while (static_cast<std::int64_t>(rows.size()) < kCheckedRows) {
+      const std::int64_t r = row(pick);
+      if (std::find(rows.begin(), rows.end(), r) == rows.end()) {
+        rows.push_back(r);
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    drawn_ = rows; // the copy reads it after this returns: it must outlive the call
+    KOPT_CUDA_CHECK(cudaMemcpyAsync(rows_.get(), drawn_.data(), rows_.bytes(),
+                                    cudaMemcpyHostToDevice, args_.stream));
+  }
+
+  // The fp32 reference of the current inputs into `out` ([M, N]), queued on the stream. The inputs
+  // are made again from their seed into the family's own buffers, whose address the candidate never
   // gets: its inputs are const by type only, and what it writes there must not reach the
   // reference.
-  void compute_reference() {
+  void compute_reference(float *out) {
     own_inputs_.fill(seed_, args_.stream);
-    KOPT_CUDA_CHECK(a8w8_ref::launch_reference(own_inputs_.ref_args(args_.stream), ref_.get()));
+    KOPT_CUDA_CHECK(a8w8_ref::launch_reference(own_inputs_.ref_args(args_.stream), out));
   }
 
   // The fp32 reference of the whole output on the GPU, after checking its first and last rows
@@ -183,9 +231,10 @@ private:
   std::vector<float> reference() {
     const std::size_t M = args_.M, N = args_.N, K = args_.K, KB = K / kScaleBlock;
     const Inputs &in = own_inputs_;
-    compute_reference();
+    kc::DeviceBuffer<float> full(M * N);
+    compute_reference(full.get());
     std::vector<float> golden(M * N);
-    KOPT_CUDA_CHECK(cudaMemcpyAsync(golden.data(), ref_.get(), ref_.bytes(), cudaMemcpyDeviceToHost,
+    KOPT_CUDA_CHECK(cudaMemcpyAsync(golden.data(), full.get(), full.bytes(), cudaMemcpyDeviceToHost,
                                     args_.stream));
     std::vector<std::uint8_t> b(N * K), a(K);
     std::vector<float> sb(N / kScaleBlock * KB), sa(KB);
@@ -220,8 +269,11 @@ private:
   Inputs inputs_;          // the candidate's (args_ points at them)
   Inputs own_inputs_;      // the reference's, made again from seed_ for every check
   kc::DeviceBuffer<std::uint16_t> c_;
-  kc::DeviceBuffer<float> ref_; // fp32 [M, N]
+  kc::DeviceBuffer<float> ref_; // fp32 [min(M, kCheckedRows), N]: the checked rows' reference
   kc::DeviceCheck check_;
+  kc::DeviceBuffer<std::int64_t> rows_;      // the rows a check compares, past kCheckedRows
+  kc::DeviceBuffer<std::uint16_t> sample_c_; // those rows of the output, gathered
+  std::vector<std::int64_t> drawn_;          // rows_'s host copy
 };
 
 // The stream every launch and event of the run goes to; created once, never destroyed (the

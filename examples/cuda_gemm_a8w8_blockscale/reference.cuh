@@ -22,11 +22,18 @@ constexpr int kScaleBlock = 128;
 /// The reference's view of one problem: device pointers, fp8 as bytes, and the stream.
 struct RefArgs {
   std::int64_t M, N, K;
-  const std::uint8_t *A;  ///< [M, K]
-  const std::uint8_t *B;  ///< [N, K]
-  const float *scale_a;   ///< [M, K / 128]
-  const float *scale_b;   ///< [N / 128, K / 128]
+  const std::uint8_t *A; ///< [M, K]
+  const std::uint8_t *B; ///< [N, K]
+  const float *scale_a;  ///< [M, K / 128]
+  const float *scale_b;  ///< [N / 128, K / 128]
   cudaStream_t stream;
+};
+
+/// Which of A's rows the reference computes: row i of its output is A's row index[i] (device
+/// memory, `count` entries), or row i itself when index is null (then count is M).
+struct RowSample {
+  const std::int64_t *index;
+  std::int64_t count;
 };
 
 // splitmix64's finaliser: inputs are a pure function of (seed, index), the same on any GPU.
@@ -69,7 +76,10 @@ __device__ inline float fp8_to_float(std::uint8_t x) {
 // fp32, so each block sum is the exact products summed in fp32 (in another order than plain
 // FMAs would: about 1e-6 apart, under the CPU check's 1e-3 and far under bf16's tolerance).
 // 64x64 outputs per block of 4 warps, 32x32 per warp as 2x2 WMMA tiles of 16x16x16.
-__global__ void __launch_bounds__(128) reference_gemm(RefArgs g, float *out) {
+//
+// Output row i (0 <= i < rows.count) is the reference of A's row rows.index[i], or of row i when
+// rows.index is null: the whole output, or a sample of its rows (RowSample).
+__global__ void __launch_bounds__(128) reference_gemm(RefArgs g, RowSample rows, float *out) {
   using namespace nvcuda;
   constexpr int BM = 64, BN = 64, BK = kScaleBlock;
   constexpr int LDS = BK + 8; // bf16 elements per shared row: 16-byte rows, banks staggered
@@ -83,15 +93,17 @@ __global__ void __launch_bounds__(128) reference_gemm(RefArgs g, float *out) {
   const int tid = threadIdx.x, warp = tid / 32, wm = warp / 2, wn = warp % 2;
   const std::int64_t m0 = blockIdx.y * (std::int64_t)BM, n0 = blockIdx.x * (std::int64_t)BN;
   const std::int64_t KB = g.K / kScaleBlock;
+  auto a_row = [&](std::int64_t i) { return rows.index ? rows.index[i] : i; };
   float total[BM * BN / 128] = {};
   for (std::int64_t kb = 0; kb < KB; ++kb) {
-    // 64 rows x 128 bytes of A and of B, 16 bytes a load, decoded to bf16; rows past M are 0.
+    // 64 rows x 128 bytes of A and of B, 16 bytes a load, decoded to bf16; rows past the last
+    // are 0.
     for (int e = tid; e < BM * BK / 16; e += 128) {
       const int r = e / (BK / 16), c = (e % (BK / 16)) * 16;
       const std::int64_t k = kb * BK + c;
       uint4 a = make_uint4(0, 0, 0, 0), b = make_uint4(0, 0, 0, 0);
-      if (m0 + r < g.M) {
-        a = *reinterpret_cast<const uint4 *>(g.A + (m0 + r) * g.K + k);
+      if (m0 + r < rows.count) {
+        a = *reinterpret_cast<const uint4 *>(g.A + a_row(m0 + r) * g.K + k);
       }
       if (n0 + r < g.N) {
         b = *reinterpret_cast<const uint4 *>(g.B + (n0 + r) * g.K + k);
@@ -135,14 +147,14 @@ __global__ void __launch_bounds__(128) reference_gemm(RefArgs g, float *out) {
     const float sb = g.scale_b[(n0 / kScaleBlock) * KB + kb];
     for (int q = 0; q < BM * BN / 128; ++q) {
       const int e = tid + q * 128, r = e / BN, c = e % BN;
-      const float sa = m0 + r < g.M ? g.scale_a[(m0 + r) * KB + kb] : 0.f;
+      const float sa = m0 + r < rows.count ? g.scale_a[a_row(m0 + r) * KB + kb] : 0.f;
       total[q] += sC[r * LDC + c] * (sa * sb);
     }
     __syncthreads(); // the sums are read before the next tiles overwrite them
   }
   for (int q = 0; q < BM * BN / 128; ++q) {
     const int e = tid + q * 128, r = e / BN, c = e % BN;
-    if (m0 + r < g.M) {
+    if (m0 + r < rows.count) {
       out[(m0 + r) * g.N + n0 + c] = total[q];
     }
   }
@@ -151,8 +163,26 @@ __global__ void __launch_bounds__(128) reference_gemm(RefArgs g, float *out) {
 /// Launches the reference into `out` (fp32 [M, N]) on g.stream; returns the launch's error.
 inline cudaError_t launch_reference(const RefArgs &g, float *out) {
   dim3 grid(static_cast<unsigned>((g.N + 63) / 64), static_cast<unsigned>((g.M + 63) / 64));
-  reference_gemm<<<grid, 128, 0, g.stream>>>(g, out);
+  reference_gemm<<<grid, 128, 0, g.stream>>>(g, RowSample{nullptr, g.M}, out);
   return cudaGetLastError();
+}
+
+/// Launches the reference of the rows of A that `rows` names into `out` (fp32 [rows.count, N])
+/// on g.stream; returns the launch's error.
+inline cudaError_t launch_reference_rows(const RefArgs &g, RowSample rows, float *out) {
+  dim3 grid(static_cast<unsigned>((g.N + 63) / 64), static_cast<unsigned>((rows.count + 63) / 64));
+  reference_gemm<<<grid, 128, 0, g.stream>>>(g, rows, out);
+  return cudaGetLastError();
+}
+
+/// Copies the output rows index[0..count) of `c` ([M, N] bf16 bits) into `out` ([count, N]), in
+/// that order.
+__global__ void gather_rows(const std::uint16_t *c, const std::int64_t *index, std::int64_t count,
+                            std::int64_t N, std::uint16_t *out) {
+  for (std::int64_t e = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; e < count * N;
+       e += (std::int64_t)gridDim.x * blockDim.x) {
+    out[e] = c[index[e / N] * N + e % N];
+  }
 }
 
 // Counts the bf16 outputs outside atol + rtol * |golden| (NaN included).
