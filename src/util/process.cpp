@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <poll.h>
@@ -80,10 +81,10 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// In the child: its own group (so a timeout kills its children too), stdout and stderr on the
-// pipes, its CPU when it has one, then exec; a failure to pin, change folder or exec is written
-// to `exec_fd` for the parent.
-[[noreturn]] void exec_child(const Command &command, int out_fd, int err_fd, int exec_fd,
+// In the child: its own group (so a timeout kills its children too), stdout and stderr (and
+// stdin, for a conversation) on the pipes, its CPU when it has one, then exec; a failure to pin,
+// change folder or exec is written to `exec_fd` for the parent.
+[[noreturn]] void exec_child(const Command &command, int in_fd, int out_fd, int err_fd, int exec_fd,
                              std::vector<char *> &argv, std::vector<char *> &envp, pid_t parent) {
   ::setpgid(0, 0);
   // A harness never outlives the kopt that started it: a SIGKILLed kopt cannot kill the group,
@@ -91,6 +92,9 @@ double seconds_since(Clock::time_point t) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != parent) {
     ::_exit(127);
+  }
+  if (in_fd >= 0) {
+    ::dup2(in_fd, 0);
   }
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
@@ -145,17 +149,19 @@ struct Watch {
   }
 };
 
-// Reads the child's stdout and stderr until both close, its time limit passes or an interrupt's
-// grace runs out (then its group is killed).
-void collect_output(Watch &w, int out_fd, int err_fd, size_t max_output, ProcessResult &result) {
+// Reads the child's stdout and stderr (fds, closed and set to -1 as each ends) into `result`
+// until both end, `done` says so (asked after each read), its time limit passes or an
+// interrupt's grace runs out (then its group is killed).
+void collect_output(Watch &w, int (&fds_io)[2], size_t max_output, ProcessResult &result,
+                    const std::function<bool()> &done = {}) {
   // The third descriptor wakes the loop when a signal arrives: the child (which got it too)
   // then has kInterruptGraceSeconds to end before its group is killed.
-  pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
+  pollfd fds[3] = {{fds_io[0], POLLIN, 0}, {fds_io[1], POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
   w.interrupt_poll = &fds[2];
   std::string *sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
   char buffer[65536];
-  while (open_fds > 0) {
+  bool stop = false;
+  while (!stop && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
     w.note_interrupt();
     double left = -1; // seconds until the next deadline, -1: none
     if (w.timeout_s > 0) {
@@ -185,24 +191,30 @@ void collect_output(Watch &w, int out_fd, int err_fd, size_t max_output, Process
         if (got > 0 && sinks[i]->size() + static_cast<size_t>(got) > max_output) {
           result.output_limit = max_output;
           w.kill_group();
-          open_fds = 0; // the loop ends; the descriptors are closed below
+          stop = true;
           break;
         } else if (got > 0) {
           sinks[i]->append(buffer, static_cast<size_t>(got));
+          stop = done && done();
         } else if (got == 0 || errno != EINTR) {
           ::close(fds[i].fd);
           fds[i].fd = -1;
-          --open_fds;
         }
       }
     }
   }
-  for (int i = 0; i < 2; ++i) {
-    if (fds[i].fd >= 0) {
-      ::close(fds[i].fd);
+  fds_io[0] = fds[0].fd;
+  fds_io[1] = fds[1].fd;
+  w.interrupt_poll = nullptr;
+}
+
+void close_all(int (&fds)[2]) {
+  for (int &fd : fds) {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
     }
   }
-  w.interrupt_poll = nullptr;
 }
 
 // Reaped by polling, so that a child which closed its output but runs on still meets its
@@ -240,28 +252,35 @@ void set_exit(ProcessResult &result, int status) {
   }
 }
 
-} // namespace
-
-ProcessResult RealProcessRunner::run(const Command &command) {
+// A started child: its group, its pipes (stdin's write end is -1 unless asked for) and what
+// is known of it so far (an exec failure).
+struct Spawned {
+  pid_t pid = -1;
+  std::unique_ptr<ChildGroup> group;
+  int fds[2] = {-1, -1}; // stdout and stderr, read ends
+  int in = -1;           // stdin, write end
+  Clock::time_point start;
   ProcessResult result;
+};
+
+Spawned spawn(const Command &command, bool with_stdin) {
   if (command.argv.empty()) {
     throw Error("internal: empty command");
   }
-  // From here a signal is forwarded to the child instead of ending kopt at once.
-  InterruptShield shield;
-  throw_if_interrupted(program_name(command));
   int out_pipe[2];
   int err_pipe[2];
   int exec_pipe[2]; // reports an exec failure to the parent
+  int in_pipe[2] = {-1, -1};
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || (with_stdin && ::pipe2(in_pipe, O_CLOEXEC) != 0)) {
     throw Error(std::string("cannot create pipes: ") + std::strerror(errno));
   }
   std::vector<std::string> argv_strings = command.argv;
   std::vector<std::string> env_strings = merged_environment(command.env);
   auto argv = pointers(argv_strings);
   auto envp = pointers(env_strings);
-  auto start = Clock::now();
+  Spawned child;
+  child.start = Clock::now();
 
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -269,41 +288,186 @@ ProcessResult RealProcessRunner::run(const Command &command) {
     throw Error(std::string("cannot fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    exec_child(command, out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp, parent);
+    exec_child(command, in_pipe[0], out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp, parent);
   }
   ::setpgid(pid, pid);
-  ChildGroup group(pid);
+  child.pid = pid;
+  child.group = std::make_unique<ChildGroup>(pid);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);
+  if (with_stdin) {
+    ::close(in_pipe[0]);
+    child.in = in_pipe[1];
+  }
+  child.fds[0] = out_pipe[0];
+  child.fds[1] = err_pipe[0];
 
   int exec_errno = 0;
   if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
-    result.started = false;
-    result.err = exec_errno < 0
-                     ? std::string(command.argv[0]) + ": cannot run on CPU " +
-                           std::to_string(command.cpu) + ": " + std::strerror(-exec_errno)
-                     : std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+    child.result.started = false;
+    child.result.err = exec_errno < 0
+                           ? std::string(command.argv[0]) + ": cannot run on CPU " +
+                                 std::to_string(command.cpu) + ": " + std::strerror(-exec_errno)
+                           : std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
   }
   ::close(exec_pipe[0]);
+  return child;
+}
 
-  Watch watch;
-  watch.pid = pid;
-  watch.start = start;
-  watch.timeout_s = command.timeout_s;
-  collect_output(watch, out_pipe[0], err_pipe[0], command.max_output, result);
-  int status = reap(watch, result);
+// Reaps a child whose output ended (or was given up on) and fills in how it ended; throws
+// Interrupted when a signal stopped it.
+ProcessResult end_child(Spawned &child, Watch &watch, const Command &command) {
+  close_all(child.fds);
+  int status = reap(watch, child.result);
   watch.note_interrupt();
-  if (result.timed_out || result.output_limit != 0 || watch.interrupted_at) {
-    ::kill(-pid, SIGKILL); // any grandchildren still holding on
+  if (child.result.timed_out || child.result.output_limit != 0 || watch.interrupted_at) {
+    ::kill(-child.pid, SIGKILL); // any grandchildren still holding on
   }
   if (watch.interrupted_at) {
     throw Interrupted(interrupt_signal(), program_name(command) + " was stopped: interrupted by " +
                                               signal_name(interrupt_signal()));
   }
-  result.seconds = seconds_since(start);
-  set_exit(result, status);
-  return result;
+  child.result.seconds = seconds_since(child.start);
+  set_exit(child.result, status);
+  return child.result;
+}
+
+// Writes all of `text` to `fd`; false when the reader is gone (EPIPE, with SIGPIPE held back
+// from this thread so that it does not end kopt).
+bool write_all(int fd, const std::string &text) {
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  size_t done = 0;
+  bool ok = true;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (!ok) {
+    timespec none{0, 0};
+    ::sigtimedwait(&pipe_signal, nullptr, &none); // the SIGPIPE that write raised, if pending
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
+
+class RealConversation : public Conversation {
+public:
+  explicit RealConversation(const Command &command)
+      : command_(command), child_(spawn(command, true)) {
+    watch_.pid = child_.pid;
+    watch_.start = child_.start;
+  }
+
+  ~RealConversation() override {
+    if (!finished_) {
+      ::kill(-child_.pid, SIGKILL);
+      if (child_.in >= 0) {
+        ::close(child_.in);
+      }
+      close_all(child_.fds);
+      int status = 0;
+      while (::waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+  bool ask(const std::string &line, const std::string &reply, double timeout_s) override {
+    if (finished_ || child_.in < 0 || !child_.result.started) {
+      return false;
+    }
+    size_t from = child_.result.out.size();
+    if (!write_all(child_.in, line + "\n")) {
+      ::close(child_.in);
+      child_.in = -1;
+      return false;
+    }
+    // A line of stdout starting with `reply`, wholly written after `from`.
+    auto answered = [&] {
+      const std::string &out = child_.result.out;
+      for (size_t at = from; at < out.size();) {
+        size_t end = out.find('\n', at);
+        if (end == std::string::npos) {
+          return false;
+        }
+        if (out.compare(at, reply.size(), reply) == 0 && (at == 0 || out[at - 1] == '\n')) {
+          return true;
+        }
+        at = end + 1;
+      }
+      return false;
+    };
+    watch_.start = Clock::now();
+    watch_.timeout_s = timeout_s;
+    collect_output(watch_, child_.fds, command_.max_output, child_.result, answered);
+    watch_.note_interrupt();
+    if (watch_.interrupted_at) {
+      finish(0); // throws Interrupted
+    }
+    return answered();
+  }
+
+  ProcessResult finish(double timeout_s) override {
+    if (finished_) {
+      return child_.result;
+    }
+    if (child_.in >= 0) {
+      ::close(child_.in);
+      child_.in = -1;
+    }
+    if (!child_.result.timed_out && child_.result.output_limit == 0) {
+      watch_.start = Clock::now();
+      watch_.timeout_s = timeout_s;
+      collect_output(watch_, child_.fds, command_.max_output, child_.result);
+    }
+    finished_ = true;
+    return end_child(child_, watch_, command_);
+  }
+
+private:
+  Command command_;
+  InterruptShield shield_; // a signal stops the child, then the conversation (Interrupted)
+  Spawned child_;
+  Watch watch_;
+  bool finished_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Conversation> ProcessRunner::start(const Command &command) {
+  throw Error("internal: this process runner cannot hold a conversation with " +
+              program_name(command));
+}
+
+std::unique_ptr<Conversation> RealProcessRunner::start(const Command &command) {
+  throw_if_interrupted(program_name(command));
+  return std::make_unique<RealConversation>(command);
+}
+
+ProcessResult RealProcessRunner::run(const Command &command) {
+  // From here a signal is forwarded to the child instead of ending kopt at once.
+  InterruptShield shield;
+  if (command.argv.empty()) {
+    throw Error("internal: empty command");
+  }
+  throw_if_interrupted(program_name(command));
+  Spawned child = spawn(command, false);
+  Watch watch;
+  watch.pid = child.pid;
+  watch.start = child.start;
+  watch.timeout_s = command.timeout_s;
+  collect_output(watch, child.fds, command.max_output, child.result);
+  return end_child(child, watch, command);
 }
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }

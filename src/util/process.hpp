@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,34 @@ struct ProcessResult {
   std::string describe(double timeout_s) const;
 };
 
+/// A child that kopt talks to while it runs (ProcessRunner::start): lines to its stdin, and its
+/// stdout read up to the line that answers each. Its stdout and stderr add up over the whole
+/// conversation, as run() would return them. Destroyed before finish(), it kills the child's
+/// group and reaps it.
+class Conversation {
+public:
+  virtual ~Conversation() = default;
+
+  /// Writes `line` and a newline to the child's stdin, then reads its output until its stdout
+  /// holds a line starting with `reply` that it had not read before this call; returns true then.
+  /// Returns false when the child ended first (it closed its output, or its stdin), or when
+  /// `timeout_s` passed (0: no limit; its group is then killed, and finish() says it timed out).
+  /// Throws util::Interrupted when a signal stopped it, as run() does.
+  virtual bool ask(const std::string &line, const std::string &reply, double timeout_s) = 0;
+
+  /// Closes the child's stdin, reads its output until it exits (at most `timeout_s`, then its
+  /// group is killed), and returns what it did over the whole conversation.
+  virtual ProcessResult finish(double timeout_s) = 0;
+};
+
 /// Runs child processes; tests substitute a fake that returns scripted results.
 class ProcessRunner {
 public:
   virtual ~ProcessRunner() = default;
+
+  /// Starts `command` with its stdin on a pipe kopt writes to, for a conversation (its
+  /// timeout_s is left to each ask and to finish). The base runner holds none: it throws Error.
+  virtual std::unique_ptr<Conversation> start(const Command &command);
 
   /// Runs `command` to completion (or its time limit) and returns what happened. A child that
   /// times out is killed with its whole process group. The real runner puts each child in a
@@ -56,6 +81,7 @@ public:
 class RealProcessRunner : public ProcessRunner {
 public:
   ProcessResult run(const Command &command) override;
+  std::unique_ptr<Conversation> start(const Command &command) override;
 };
 
 /// Makes this process the reaper of its orphaned descendants (Linux's PR_SET_CHILD_SUBREAPER): a

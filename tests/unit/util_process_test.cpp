@@ -147,3 +147,59 @@ TEST_CASE("a command's process dies with the process that ran it, even a SIGKILL
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("a conversation: each line answered in turn, the output of all of it kept") {
+  RealProcessRunner runner;
+  auto talk = runner.start(Command{
+      {"sh", "-c",
+       "echo hello; while read line; do echo \"work on $line\" >&2; echo \"done $line\"; done; "
+       "echo bye; exit 3"}});
+  CHECK(talk->ask("one", "done one", 10));
+  CHECK(talk->ask("two", "done", 10));
+  ProcessResult result = talk->finish(10);
+  CHECK(result.exit_code == 3);
+  CHECK(result.out == "hello\ndone one\ndone two\nbye\n");
+  CHECK(result.err == "work on one\nwork on two\n");
+}
+
+TEST_CASE("a conversation whose child ends, or answers too late, gets no answer") {
+  RealProcessRunner runner;
+  SUBCASE("the child ends without answering") {
+    auto talk = runner.start(Command{{"sh", "-c", "read line; echo \"not $line\"; exit 1"}});
+    CHECK_FALSE(talk->ask("x", "done", 10));
+    CHECK_FALSE(talk->ask("y", "done", 10)); // its stdin is closed: no crash on the write
+    ProcessResult result = talk->finish(10);
+    CHECK(result.exit_code == 1);
+    CHECK(result.out == "not x\n");
+  }
+  SUBCASE("an answer that would come after the time limit: the child is killed") {
+    auto talk = runner.start(Command{{"sh", "-c", "read line; sleep 30; echo done"}});
+    auto start = std::chrono::steady_clock::now();
+    CHECK_FALSE(talk->ask("x", "done", 0.3));
+    ProcessResult result = talk->finish(10);
+    CHECK(result.timed_out);
+    const bool quick = std::chrono::steady_clock::now() - start < std::chrono::seconds(10);
+    CHECK(quick);
+  }
+  SUBCASE("a reply line must begin a line of stdout") {
+    auto talk = runner.start(Command{{"sh", "-c", "read line; echo 'not done'; exit 0"}});
+    CHECK_FALSE(talk->ask("x", "done", 10));
+    CHECK(talk->finish(10).ok());
+  }
+}
+
+TEST_CASE("a conversation left unfinished kills its child") {
+  TempDir dir;
+  const std::string pid_file = (dir.path() / "pid").string();
+  pid_t child = 0;
+  {
+    RealProcessRunner runner;
+    auto talk = runner.start(
+        Command{{"sh", "-c", "echo $$ > '" + pid_file + "'; echo ready; exec sleep 30"}});
+    REQUIRE(talk->ask("", "ready", 10));
+    std::ifstream in(pid_file);
+    in >> child;
+    REQUIRE(child > 0);
+  }
+  CHECK(has_ended(child));
+}
