@@ -33,7 +33,11 @@ std::string usage() {
   return "usage: harness --configs FILE (--correctness | --benchmark | --full-benchmark |\n"
          "                               --write-golden FILE)\n"
          "               [--golden FILE] [--out FILE] [--warmup N] [--repeat N] [--seed N]\n"
-         "               [--kernel NAME] [--one-cpu]\n";
+         "               [--kernel NAME] [--one-cpu] [--serve]\n"
+         "  --serve: with --benchmark or --full-benchmark, runs the configs once for each line\n"
+         "           'run TOKEN RESULTS_FILE' read from stdin, answering 'kopt-run-done TOKEN'\n"
+         "           on stdout when the file is written, until stdin ends; --golden is\n"
+         "           compared in the first run\n";
 }
 
 Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec) {
@@ -84,6 +88,8 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
       options.kernel = value();
     } else if (arg == "--one-cpu") {
       options.one_cpu = true;
+    } else if (arg == "--serve") {
+      options.serve = true;
     } else {
       throw Error("unknown argument '" + arg + "'\n" + usage());
     }
@@ -98,6 +104,12 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
     throw Error("give exactly one of --correctness, --benchmark, --full-benchmark, "
                 "--write-golden\n" +
                 usage());
+  }
+  if (options.serve && options.mode != Mode::benchmark && options.mode != Mode::full_benchmark) {
+    throw Error("--serve: runs --benchmark or --full-benchmark only\n" + usage());
+  }
+  if (options.serve && !options.out.empty()) {
+    throw Error("--serve: each run's results file comes from stdin; give no --out\n" + usage());
   }
   // Correctness and golden runs run each config once: their time is only a hint.
   switch (options.mode) {
@@ -164,6 +176,9 @@ std::vector<std::string> to_args(const Options &options) {
   }
   if (options.one_cpu) {
     args.emplace_back("--one-cpu");
+  }
+  if (options.serve) {
+    args.emplace_back("--serve");
   }
   return args;
 }

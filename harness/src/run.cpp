@@ -289,6 +289,33 @@ std::string results_csv(const std::vector<Config> &configs, const std::vector<Re
   return text;
 }
 
+namespace {
+
+// --serve: a run of the configs for each `run TOKEN RESULTS_FILE` line on stdin, answered by
+// `kopt-run-done TOKEN` once the file is written, until stdin ends.
+void serve(const std::vector<Config> &configs, const Options &options, const FamilySpec &spec) {
+  const std::string prefix = "run ";
+  std::string line;
+  for (int n = 1; std::getline(std::cin, line); ++n) {
+    size_t space = line.find(' ', prefix.size());
+    if (line.rfind(prefix, 0) != 0 || space == std::string::npos || space == prefix.size() ||
+        space + 1 == line.size()) {
+      throw Error("--serve: expected 'run TOKEN RESULTS_FILE' on stdin, got '" + line + "'");
+    }
+    const std::string token = line.substr(prefix.size(), space - prefix.size());
+    Options run = options;
+    run.out = line.substr(space + 1);
+    if (n > 1) {
+      run.golden.clear(); // compared once, in the first run
+    }
+    std::vector<Result> results = run_configs(configs, run, spec, std::cerr);
+    write_file_atomic(run.out, results_csv(configs, results, spec.impl));
+    std::cout << "kopt-run-done " << token << std::endl;
+  }
+}
+
+} // namespace
+
 int run_main(int argc, char **argv, const FamilySpec &spec) {
   // The identity line comes first, whatever follows, so kopt can reject a stale binary early. A
   // family harness that leaves them empty gets the executable's own (and the hash slot is then
@@ -310,12 +337,16 @@ int run_main(int argc, char **argv, const FamilySpec &spec) {
     std::cerr << "harness: " << mode_name(options.mode) << " of " << configs.size()
               << " configs, warmup " << options.warmup << ", repeat " << options.repeat << ", seed "
               << options.seed << "\n";
-    std::vector<Result> results = run_configs(configs, options, spec, std::cerr);
-    std::string csv = results_csv(configs, results, spec.impl);
-    if (options.out.empty()) {
-      std::cout << csv << std::flush;
+    if (options.serve) {
+      serve(configs, options, spec);
     } else {
-      write_file_atomic(options.out, csv);
+      std::vector<Result> results = run_configs(configs, options, spec, std::cerr);
+      std::string csv = results_csv(configs, results, spec.impl);
+      if (options.out.empty()) {
+        std::cout << csv << std::flush;
+      } else {
+        write_file_atomic(options.out, csv);
+      }
     }
     // KOPT_CAPTURE (kopt capture, never set by kopt bench) writes its shapes at exit.
     if (!spec.make_timer && std::getenv("KOPT_CAPTURE") == nullptr) {

@@ -16,9 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <ostream>
+#include <random>
 
 namespace kopt::profile {
 
@@ -485,6 +488,157 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
   return m;
 }
 
+namespace {
+
+// A random token of 16 hex digits, from the OS's entropy.
+std::string fresh_token() {
+  std::random_device entropy;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", entropy(), entropy());
+  return text;
+}
+
+// The rounds of one side of a side-by-side measurement, served by one harness process
+// (`--serve`): it starts before its first round, runs each round when asked (so the sides still
+// take turns round by round), and exits after the last, when the CUPTI tracer writes the trace
+// that times every round. Its start-up (context, tracer, module loads) is paid once instead of
+// once per round. Its log goes to rounds/<best|candidate>-<id>.log, its trace beside it.
+class ServedSide {
+public:
+  ServedSide(const spec::Family &family, const spec::Layout &layout, std::string id,
+             std::string side, util::ProcessRunner &runner, const RunSetup &setup,
+             const fs::path &dir, bool golden)
+      : family_(family), layout_(layout), id_(std::move(id)), runner_(runner), setup_(setup),
+        golden_(golden), log_(dir / (side + "-" + id_ + ".log")),
+        trace_(dir / (side + "-" + id_ + ".cupti_trace.csv")) {}
+
+  // Runs the next round into `run_dir`; returns its measurement, timed by the harness until
+  // finish() reads the trace, or failed (and then the process has ended).
+  Measurement round(const fs::path &run_dir) {
+    util::throw_if_interrupted("candidate " + id_ + "'s harness");
+    Measurement m = describe_run(family_, id_, HarnessMode::benchmark, setup_);
+    fs::create_directories(run_dir);
+    fs::path csv = run_dir / "results.csv";
+    fs::remove(csv); // a stale file must never pass for this round's results
+    if (ended_) {
+      return failed(m, reason_);
+    }
+    if (!talk_) {
+      fs::path harness = layout_.harness(id_);
+      if (!fs::exists(harness)) {
+        return failed(m, "no harness binary at " + harness.string() + " (build target candidate_" +
+                             id_ + " first)");
+      }
+      kopt::harness::Options args;
+      args.mode = kopt::harness::Mode::benchmark;
+      args.configs = family_.configs.string();
+      if (golden_ && fs::exists(layout_.golden())) {
+        args.golden = layout_.golden().string(); // compared in the first round only
+      }
+      args.warmup = family_.warmup;
+      args.repeat = family_.repeat;
+      args.serve = true;
+      command_.argv = harness_argv(harness, args);
+      command_.env = setup_.env;
+      command_.cpu = setup_.cpu;
+      trace_with_cupti(command_, find_cupti_tracer(), trace_);
+      talk_ = runner_.start(command_);
+    }
+    std::string token = fresh_token();
+    if (!talk_->ask("run " + token + " " + csv.string(), "kopt-run-done " + token,
+                    family_.timeout_s)) {
+      end();
+      return failed(m, reason_.empty() ? "the harness ended without finishing the round" : reason_);
+    }
+    try {
+      add_configs(m, read_harness_results(csv, m.config_columns, family_.impl), family_);
+    } catch (const Error &e) {
+      return failed(m, e.what());
+    }
+    return m;
+  }
+
+  // Ends the process (if it runs) and times each of `rounds` (round()'s measurements, in order)
+  // by its share of the trace: round j holds the trace's ranges of configs j x C to
+  // (j + 1) x C - 1, C configs of repeat timed runs each.
+  void finish(std::vector<Measurement> &rounds) {
+    end();
+    for (Measurement &m : rounds) {
+      m.hash = hash_;
+    }
+    if (rounds.empty()) {
+      return;
+    }
+    if (!reason_.empty()) {
+      // A harness that failed after its last round's results left no trace to time any round.
+      if (rounds.back().ok()) {
+        failed(rounds.back(), reason_ + " (after its last round)");
+      }
+      return;
+    }
+    const int configs = static_cast<int>(rounds.front().configs.size());
+    try {
+      ProfileReport all = read_cupti_runs(trace_, configs * static_cast<int>(rounds.size()),
+                                          family_.kernel_regex, family_.repeat);
+      for (size_t j = 0; j < rounds.size(); ++j) {
+        ProfileReport share{all.profiled, all.reason, {}, all.available_kernels};
+        for (const ProfiledConfig &c : all.configs) {
+          if (c.config / configs == static_cast<int>(j)) {
+            share.configs.push_back(c);
+            share.configs.back().config -= static_cast<int>(j) * configs;
+          }
+        }
+        use_profiler_times(rounds[j], share, Source::cupti, family_.kernel_regex);
+      }
+    } catch (const Error &e) {
+      for (Measurement &m : rounds) {
+        m.reason =
+            std::string("CUPTI trace unreadable, times are the harness's events: ") + e.what();
+      }
+    }
+  }
+
+private:
+  static Measurement failed(Measurement &m, const std::string &reason) {
+    m.status = "failed";
+    m.reason = reason;
+    m.configs.clear();
+    return m;
+  }
+
+  // Closes the harness's stdin and waits for it to exit; keeps its hash, its log and, when it
+  // failed, why.
+  void end() {
+    if (ended_ || !talk_) {
+      ended_ = true;
+      return;
+    }
+    ended_ = true;
+    util::ProcessResult result = talk_->finish(family_.timeout_s);
+    write_log(log_, command_, result, family_.timeout_s);
+    hash_ = harness_hash(result.out);
+    if (!result.ok()) {
+      reason_ = harness_failure(result, family_.timeout_s);
+    }
+  }
+
+  const spec::Family &family_;
+  const spec::Layout &layout_;
+  std::string id_;
+  util::ProcessRunner &runner_;
+  const RunSetup &setup_;
+  bool golden_;
+  fs::path log_;
+  fs::path trace_;
+  util::Command command_;
+  std::unique_ptr<util::Conversation> talk_;
+  bool ended_ = false;
+  std::string hash_;
+  std::string reason_; // why the process failed, once it ended
+};
+
+} // namespace
+
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
@@ -493,6 +647,13 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
   std::vector<Measurement> best_runs;
   std::vector<Measurement> candidate_runs;
+  // Under the CUPTI tracer each side's rounds are served by one harness process.
+  std::optional<ServedSide> best_side, candidate_side;
+  if (benchmark_profiler(family, setup) == Source::cupti) {
+    best_side.emplace(family, layout, best_id, "best", runner, setup, dir,
+                      best_golden == GoldenCheck::compare);
+    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir, true);
+  }
   bool stop = false;
   for (int k = 0; k < rounds && !stop; ++k) {
     // BEST first in even rounds, the candidate first in odd ones.
@@ -506,8 +667,11 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
       std::string what = "round " + std::to_string(k + 1) + "/" + std::to_string(rounds) + ": " +
                          (best_turn ? "BEST " : "candidate ") + who;
       progress.starting(what);
-      Measurement run = run_harness(family, layout, who, HarnessMode::benchmark, runner, setup,
-                                    run_dir, check ? GoldenCheck::compare : GoldenCheck::skip);
+      std::optional<ServedSide> &served = best_turn ? best_side : candidate_side;
+      Measurement run =
+          served ? served->round(run_dir)
+                 : run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, run_dir,
+                               check ? GoldenCheck::compare : GoldenCheck::skip);
       if (!run.ok()) {
         progress.note(what + " failed: " + run.reason);
       }
@@ -520,6 +684,10 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
       }
       (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
     }
+  }
+  if (best_side) {
+    best_side->finish(best_runs);
+    candidate_side->finish(candidate_runs);
   }
   auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
     if (!runs.empty()) {

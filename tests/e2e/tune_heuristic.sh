@@ -141,6 +141,20 @@ cmake -S "$fill_src" -B "$fb" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" -DKOP
 ninja -C "$fb" candidate_00 >"$WORK/fill-build.log" || { cat "$WORK/fill-build.log"; fail "build"; }
 "$fb/kopt/host_gemm/bin/candidate_00" --configs "$fill_src/configs.csv" --benchmark --warmup 0 \
   --repeat 1 --out "$WORK/fill.csv" >/dev/null || fail "run the fill-dispatched harness"
+# The same harness serving rounds (--serve): one process, a results file and an answer per line.
+printf 'run t1 %s\nrun t2 %s\n' "$WORK/serve1.csv" "$WORK/serve2.csv" |
+  "$fb/kopt/host_gemm/bin/candidate_00" --configs "$fill_src/configs.csv" --benchmark \
+    --warmup 0 --repeat 1 --serve >"$WORK/serve.out" 2>"$WORK/serve.err" ||
+  { cat "$WORK/serve.err"; fail "a served harness"; }
+[ "$(grep '^kopt-run-done' "$WORK/serve.out")" = "$(printf 'kopt-run-done t1\nkopt-run-done t2')" ] ||
+  { cat "$WORK/serve.out"; fail "a served harness answers each run with its token"; }
+[ "$(cut -d, -f1-4 "$WORK/serve1.csv")" = "$(cut -d, -f1-4 "$WORK/fill.csv")" ] &&
+  [ "$(cut -d, -f1-4 "$WORK/serve2.csv")" = "$(cut -d, -f1-4 "$WORK/fill.csv")" ] ||
+  fail "each served run writes every config's row, as a one-shot run does"
+echo "walk" | "$fb/kopt/host_gemm/bin/candidate_00" --configs "$fill_src/configs.csv" \
+  --benchmark --serve >/dev/null 2>"$WORK/serve_bad.err" && fail "a bad line is served"
+grep -q "expected 'run TOKEN RESULTS_FILE' on stdin, got 'walk'" "$WORK/serve_bad.err" ||
+  { cat "$WORK/serve_bad.err"; fail "a bad line's error names it"; }
 python3 - "$WORK/fill.csv" <<'PY' || fail "the generated dispatch disagrees with the fill rule"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -194,7 +194,7 @@ TEST_CASE("to_args writes what parse_options reads back, in every mode") {
   auto same = [](const Options &a, const Options &b) {
     return a.mode == b.mode && a.configs == b.configs && a.write_golden == b.write_golden &&
            a.golden == b.golden && a.out == b.out && a.warmup == b.warmup && a.repeat == b.repeat &&
-           a.seed == b.seed && a.kernel == b.kernel && a.one_cpu == b.one_cpu;
+           a.seed == b.seed && a.kernel == b.kernel && a.one_cpu == b.one_cpu && a.serve == b.serve;
   };
   Options bench;
   bench.mode = Mode::benchmark;
@@ -212,6 +212,11 @@ TEST_CASE("to_args writes what parse_options reads back, in every mode") {
   pinned.one_cpu = true;
   CHECK(to_args(pinned).back() == "--one-cpu");
   CHECK(same(parse_options(to_args(pinned), spec), pinned));
+  Options served = bench;
+  served.out.clear();
+  served.serve = true;
+  CHECK(to_args(served).back() == "--serve");
+  CHECK(same(parse_options(to_args(served), spec), served));
   Options full = bench;
   full.mode = Mode::full_benchmark;
   full.seed = 7;
@@ -247,6 +252,11 @@ TEST_CASE("option errors") {
                           .c_str());
   REQUIRE_THROWS_WITH(parse({"--benchmark"}, spec),
                       ("--configs FILE is required\n" + usage()).c_str());
+  REQUIRE_THROWS_WITH(parse({"--configs", "c.csv", "--correctness", "--serve"}, spec),
+                      ("--serve: runs --benchmark or --full-benchmark only\n" + usage()).c_str());
+  REQUIRE_THROWS_WITH(
+      parse({"--configs", "c.csv", "--benchmark", "--serve", "--out", "r.csv"}, spec),
+      ("--serve: each run's results file comes from stdin; give no --out\n" + usage()).c_str());
 }
 
 TEST_CASE("write a golden, then compare a correct and a broken candidate") {

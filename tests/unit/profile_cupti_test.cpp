@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 using kopt::profile::attribute_cupti_trace;
 using kopt::profile::parse_cupti_trace;
@@ -292,6 +294,157 @@ TEST_CASE("profiler ncu: no tracer injected") {
   auto m = t.run();
   CHECK(t.harness.seen.env.count("CUDA_INJECTION64_PATH") == 0);
   CHECK(m.measured_by != kopt::profile::Source::cupti);
+}
+
+// run_side_by_side under the tracer: each side's rounds served by one harness process.
+namespace {
+
+// A harness serving rounds (--serve): each "run TOKEN FILE" writes that round's results and
+// answers; at its end it writes the trace of every round it ran. Config c's run r of round j
+// takes base (c + 1) + 100 j + 10 r ns, base 1000 for candidate 00 and 900 for 01.
+class ServedConversation : public kopt::util::Conversation {
+public:
+  ServedConversation(std::vector<std::string> &events, std::string id, fs::path trace,
+                     int fail_round)
+      : events_(events), id_(std::move(id)), trace_(std::move(trace)), fail_round_(fail_round) {}
+
+  bool ask(const std::string &line, const std::string &reply, double) override {
+    std::istringstream words(line);
+    std::string run, token, file;
+    words >> run >> token >> file;
+    REQUIRE(run == "run");
+    REQUIRE(reply == "kopt-run-done " + token);
+    ++rounds_;
+    events_.push_back(id_ + " round " + std::to_string(rounds_));
+    if (rounds_ == fail_round_) {
+      died_ = true;
+      return false;
+    }
+    std::ofstream(file) << "M,N,K,kernel,us_tiny,err_tiny,samples_tiny,checked_tiny,check_tiny\n"
+                           "16,64,128,tiny_1x2,50,,50;50,2,\n"
+                           "32,64,128,tiny_1x2,50,,50;50,2,\n"
+                           "100,100,2000,tiny_big,50,,50;50,2,\n";
+    return true;
+  }
+
+  kopt::util::ProcessResult finish(double) override {
+    kopt::util::ProcessResult result;
+    result.out = "kopt-candidate: " + id_ + " hash" + id_ + "\n";
+    if (died_) {
+      result.signal = 11;
+      result.err = "harness: [2/3] M=32,N=64,K=128 started\n";
+      return result;
+    }
+    result.exit_code = 0;
+    std::ofstream file(trace_);
+    file << "# kopt cupti trace 1\n# ranges " << 6 * rounds_ << "\n# calls 1\n# dropped 0\n"
+         << "range,kind,start_ns,end_ns,stream,correlation,name\n";
+    const int base = id_ == "00" ? 1000 : 900;
+    for (int r = 0; r < 6 * rounds_; ++r) {
+      const int j = r / 6, c = r % 6 / 2;
+      file << r << ",kernel,0," << base * (c + 1) + 100 * j + 10 * (r % 2) << ",7," << r
+           << ",\"void tiny_kernel<1>(float*)\"\n";
+    }
+    file << "# end\n";
+    return result;
+  }
+
+private:
+  std::vector<std::string> &events_;
+  std::string id_;
+  fs::path trace_;
+  int fail_round_;
+  int rounds_ = 0;
+  bool died_ = false;
+};
+
+class ServingRunner : public kopt::util::ProcessRunner {
+public:
+  std::vector<std::string> events;
+  std::vector<kopt::util::Command> started;
+  std::map<std::string, int> fail_round; // candidate -> the round its harness dies in
+
+  kopt::util::ProcessResult run(const kopt::util::Command &) override {
+    FAIL("a served side runs no one-shot harness");
+    return {};
+  }
+
+  std::unique_ptr<kopt::util::Conversation> start(const kopt::util::Command &command) override {
+    started.push_back(command);
+    std::string id = command.argv.front().substr(command.argv.front().size() - 2);
+    events.push_back(id + " started");
+    return std::make_unique<ServedConversation>(events, id, command.env.at("KOPT_CUPTI_TRACE"),
+                                                fail_round.count(id) ? fail_round.at(id) : 0);
+  }
+};
+
+struct ServedRun {
+  TracedRun base;
+  ServingRunner runner;
+
+  ServedRun() {
+    base.tmp.write("state/bin/candidate_00", "BEST's harness");
+    base.tmp.write("state/golden/golden.bin", "a golden");
+  }
+
+  kopt::profile::SideBySide run(kopt::profile::GoldenCheck best_golden) {
+    return kopt::profile::run_side_by_side(base.family, base.layout, "00", "01", 3, runner,
+                                           base.setup, kopt::util::Progress::none(), best_golden);
+  }
+};
+
+bool has(const std::vector<std::string> &argv, const std::string &arg) {
+  return std::find(argv.begin(), argv.end(), arg) != argv.end();
+}
+
+} // namespace
+
+TEST_CASE("under the tracer each side's rounds are served by one harness, in turns") {
+  ServedRun t;
+  auto side = t.run(kopt::profile::GoldenCheck::skip);
+  CHECK(t.runner.events == std::vector<std::string>{"00 started", "00 round 1", "01 started",
+                                                    "01 round 1", "01 round 2", "00 round 2",
+                                                    "00 round 3", "01 round 3"});
+  REQUIRE(t.runner.started.size() == 2);
+  for (const auto &command : t.runner.started) {
+    CHECK(has(command.argv, "--serve"));
+    CHECK_FALSE(has(command.argv, "--out"));
+    CHECK(command.env.at("CUDA_INJECTION64_PATH") == t.base.tracer.string());
+  }
+  // The candidate's first round compares with the golden; BEST's, once recorded, never.
+  CHECK_FALSE(has(t.runner.started[0].argv, "--golden"));
+  CHECK(has(t.runner.started[1].argv, "--golden"));
+  REQUIRE(side.candidate.ok());
+  REQUIRE(side.best.ok());
+  CHECK(side.candidate.measured_by == kopt::profile::Source::cupti);
+  CHECK(side.candidate.hash == "hash01");
+  CHECK(side.best.hash == "hash00");
+  // Each round timed by its own share of the trace: config 1, 1800 + 100 j (+ 10) ns.
+  REQUIRE(side.candidate.configs.size() == 3);
+  CHECK(side.candidate.configs[1].rounds ==
+        std::vector<std::vector<double>>{{1.8, 1.81}, {1.9, 1.91}, {2.0, 2.01}});
+  CHECK(side.best.configs[0].rounds ==
+        std::vector<std::vector<double>>{{1.0, 1.01}, {1.1, 1.11}, {1.2, 1.21}});
+  CHECK(fs::exists(t.base.layout.results_dir("01") / "rounds" / "candidate-01.log"));
+}
+
+TEST_CASE("a BEST not yet recorded is compared with the golden in its first served round") {
+  ServedRun t;
+  t.run(kopt::profile::GoldenCheck::compare);
+  REQUIRE(t.runner.started.size() == 2);
+  CHECK(has(t.runner.started[0].argv, "--golden"));
+}
+
+TEST_CASE("a served harness that dies fails its side, naming the round and the config") {
+  ServedRun t;
+  t.runner.fail_round["01"] = 2;
+  auto side = t.run(kopt::profile::GoldenCheck::skip);
+  CHECK_FALSE(side.candidate.ok());
+  INFO(side.candidate.reason);
+  CHECK(side.candidate.reason.find("round 2 of 2: harness killed by signal 11") == 0);
+  CHECK(side.candidate.reason.find("died on config 2/3 M=32,N=64,K=128") != std::string::npos);
+  // The measurement stopped there: BEST ran no more rounds.
+  CHECK(t.runner.events.back() == "01 round 2");
 }
 
 TEST_SUITE_END();

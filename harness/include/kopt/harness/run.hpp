@@ -49,6 +49,11 @@ struct Options {
   /// The run is pinned to one CPU (a host family's): a timed run whose process used more CPU
   /// time than the run took ran on other CPUs too, and fails its check.
   bool one_cpu = false;
+  /// Runs the configs once per line `run TOKEN RESULTS_FILE` read from stdin, answering each
+  /// with `kopt-run-done TOKEN` on stdout once the file is written, until stdin ends (the benchmark
+  /// modes only; the golden, when given, is compared in the first run): one process, its start-up
+  /// paid once, for every round of a measurement.
+  bool serve = false;
   bool help = false;
 };
 
