@@ -48,9 +48,10 @@ enum class GoldenSource { kernel, reference };
 /// scales [M, K / 128] and [N / 128, K / 128].
 struct Inputs {
   Inputs() = default;
-  Inputs(std::int64_t M, std::int64_t N, std::int64_t K)
-      : M(M), N(N), K(K), a(M * K), b(N * K), sa(M * (K / a8w8_ref::kScaleBlock)),
-        sb(N / a8w8_ref::kScaleBlock * (K / a8w8_ref::kScaleBlock)) {}
+  Inputs(std::int64_t M, std::int64_t N, std::int64_t K, cudaStream_t stream)
+      : M(M), N(N), K(K), a(M * K, stream), b(N * K, stream),
+        sa(M * (K / a8w8_ref::kScaleBlock), stream),
+        sb(N / a8w8_ref::kScaleBlock * (K / a8w8_ref::kScaleBlock), stream) {}
 
   /// Makes every input from `seed` on `stream` and returns without waiting: each element is a
   /// hash of the seed and its index (reference.cuh), so one seed gives the same bytes on any GPU
@@ -94,15 +95,16 @@ public:
       throw kh::Error(config.where() + ": N and K must be multiples of 128 (the scale block)");
     }
     const std::size_t M = args_.M, N = args_.N;
-    inputs_ = Inputs(args_.M, args_.N, args_.K);
-    own_inputs_ = Inputs(args_.M, args_.N, args_.K);
-    c_ = kc::DeviceBuffer<std::uint16_t>(M * N);
+    // Every buffer is stream-ordered: the next round's problem of the same config reuses it.
+    inputs_ = Inputs(args_.M, args_.N, args_.K, stream);
+    own_inputs_ = Inputs(args_.M, args_.N, args_.K, stream);
+    c_ = kc::DeviceBuffer<std::uint16_t>(M * N, stream);
     const std::size_t checked = std::min<std::size_t>(M, kCheckedRows) * N;
-    ref_ = kc::DeviceBuffer<float>(checked);
+    ref_ = kc::DeviceBuffer<float>(checked, stream);
     check_ = kc::DeviceCheck(kc::Dtype::bf16, checked, stream);
     if (args_.M > kCheckedRows) {
-      rows_ = kc::DeviceBuffer<std::int64_t>(kCheckedRows);
-      sample_c_ = kc::DeviceBuffer<std::uint16_t>(checked);
+      rows_ = kc::DeviceBuffer<std::int64_t>(kCheckedRows, stream);
+      sample_c_ = kc::DeviceBuffer<std::uint16_t>(checked, stream);
     }
     args_.A = inputs_.a.get();
     args_.B = inputs_.b.get();
@@ -182,7 +184,7 @@ public:
     if (golden.size() != c_.size()) {
       return std::nullopt;
     }
-    kc::DeviceBuffer<float> want(c_.size());
+    kc::DeviceBuffer<float> want(c_.size(), args_.stream);
     kc::DeviceCheck full(kc::Dtype::bf16, c_.size(), args_.stream);
     full.snapshot(c_.get());
     KOPT_CUDA_CHECK(cudaMemcpyAsync(want.get(), golden.data(), want.bytes(), cudaMemcpyHostToDevice,
@@ -231,7 +233,7 @@ private:
   std::vector<float> reference() {
     const std::size_t M = args_.M, N = args_.N, K = args_.K, KB = K / kScaleBlock;
     const Inputs &in = own_inputs_;
-    kc::DeviceBuffer<float> full(M * N);
+    kc::DeviceBuffer<float> full(M * N, args_.stream);
     compute_reference(full.get());
     std::vector<float> golden(M * N);
     KOPT_CUDA_CHECK(cudaMemcpyAsync(golden.data(), full.get(), full.bytes(), cudaMemcpyDeviceToHost,

@@ -558,6 +558,13 @@ public:
     return m;
   }
 
+  // Closes the process's stdin, so that it begins to exit (and write its trace).
+  void close() {
+    if (talk_ && !ended_) {
+      talk_->close_input();
+    }
+  }
+
   // Ends the process (if it runs) and times each of `rounds` (round()'s measurements, in order)
   // by its share of the trace: round j holds the trace's ranges of configs j x C to
   // (j + 1) x C - 1, C configs of repeat timed runs each.
@@ -686,6 +693,8 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
     }
   }
   if (best_side) {
+    best_side->close(); // both exit at once
+    candidate_side->close();
     best_side->finish(best_runs);
     candidate_side->finish(candidate_runs);
   }

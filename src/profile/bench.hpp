@@ -58,7 +58,10 @@ struct SideBySide {
 /// round. Only the candidate's first run checks its output against the golden, and BEST's
 /// first run when `best_golden` is compare (a BEST not yet recorded, whose samples may record
 /// it). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
-/// naming the round; `progress` counts the runs (2 per round) and notes a failed one.
+/// naming the round; `progress` counts the runs (2 per round) and notes a failed one. Under the
+/// CUPTI tracer each side's rounds are served by one harness process (`--serve`, started before
+/// its first round, its log and trace in rounds/<best|candidate>-<id>.*), else each round is a
+/// harness process of its own.
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,

@@ -417,14 +417,18 @@ public:
     return answered();
   }
 
-  ProcessResult finish(double timeout_s) override {
-    if (finished_) {
-      return child_.result;
-    }
+  void close_input() override {
     if (child_.in >= 0) {
       ::close(child_.in);
       child_.in = -1;
     }
+  }
+
+  ProcessResult finish(double timeout_s) override {
+    if (finished_) {
+      return child_.result;
+    }
+    close_input();
     if (!child_.result.timed_out && child_.result.output_limit == 0) {
       watch_.start = Clock::now();
       watch_.timeout_s = timeout_s;

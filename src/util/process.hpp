@@ -56,6 +56,10 @@ public:
   /// Throws util::Interrupted when a signal stopped it, as run() does.
   virtual bool ask(const std::string &line, const std::string &reply, double timeout_s) = 0;
 
+  /// Closes the child's stdin, so that a child serving until its input ends begins to exit while
+  /// kopt ends another; finish() does it too.
+  virtual void close_input() = 0;
+
   /// Closes the child's stdin, reads its output until it exits (at most `timeout_s`, then its
   /// group is killed), and returns what it did over the whole conversation.
   virtual ProcessResult finish(double timeout_s) = 0;

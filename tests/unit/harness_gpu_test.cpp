@@ -41,6 +41,16 @@ struct FakeRuntime {
     ::operator delete(ptr);
     return ok;
   }
+  static Status malloc_async(void **ptr, std::size_t bytes, Stream) {
+    log.push_back("malloc_async " + std::to_string(bytes));
+    *ptr = ::operator new(bytes);
+    return ok;
+  }
+  static Status free_async(void *ptr, Stream) {
+    log.push_back("free_async");
+    ::operator delete(ptr);
+    return ok;
+  }
   static Status get_device(int *device) {
     *device = 3;
     return ok;
@@ -179,6 +189,18 @@ TEST_CASE("a device buffer allocates once, moves its memory and frees it once") 
   CHECK(FakeRuntime::log == Log{"malloc 40", "free"});
 }
 
+TEST_CASE("a device buffer given a stream is allocated and freed in the stream's order") {
+  FakeRuntime::reset();
+  FakeRuntime::FakeStream stream;
+  {
+    gpu::DeviceBuffer<float, FakeRuntime> a(10, &stream);
+    gpu::DeviceBuffer<float, FakeRuntime> b(std::move(a));
+    gpu::DeviceBuffer<float, FakeRuntime> plain(2);
+    plain = std::move(b); // plain's memory goes to b, freed plainly; a's in the stream's order
+  }
+  CHECK(FakeRuntime::log == Log{"malloc_async 40", "malloc 8", "free_async", "free"});
+}
+
 TEST_CASE("a failed allocation throws with gpu.hpp's line and the runtime's error") {
   FakeRuntime::reset();
   FakeRuntime::malloc_status = FakeRuntime::bad;
@@ -240,7 +262,7 @@ TEST_CASE("a device check compares the snapshot taken first, not the output as i
   std::vector<float> output = {1, 2, nan, 4};
   const std::vector<float> reference = {1, 2, 3, 5};
   gpu::DeviceCheck<FakeRuntime> check(gpu::Dtype::fp32, output.size(), nullptr);
-  CHECK(FakeRuntime::log == Log{"malloc 16", "malloc 32"});
+  CHECK(FakeRuntime::log == Log{"malloc_async 16", "malloc_async 32"}); // on its stream
   FakeRuntime::log.clear();
   check.snapshot(output.data());
   output[3] = 5; // work left running finishes the output after the snapshot
@@ -260,7 +282,8 @@ TEST_CASE("a device check's snapshot holds the output's elements at their own si
   FakeRuntime::reset();
   gpu::DeviceCheck<FakeRuntime> bf16(gpu::Dtype::bf16, 5, nullptr);
   gpu::DeviceCheck<FakeRuntime> fp16(gpu::Dtype::fp16, 3, nullptr);
-  CHECK(FakeRuntime::log == Log{"malloc 10", "malloc 32", "malloc 6", "malloc 32"});
+  CHECK(FakeRuntime::log ==
+        Log{"malloc_async 10", "malloc_async 32", "malloc_async 6", "malloc_async 32"});
 }
 
 TEST_SUITE_END();

@@ -327,6 +327,8 @@ public:
     return true;
   }
 
+  void close_input() override { events_.push_back(id_ + " input closed"); }
+
   kopt::util::ProcessResult finish(double) override {
     kopt::util::ProcessResult result;
     result.out = "kopt-candidate: " + id_ + " hash" + id_ + "\n";
@@ -404,7 +406,8 @@ TEST_CASE("under the tracer each side's rounds are served by one harness, in tur
   auto side = t.run(kopt::profile::GoldenCheck::skip);
   CHECK(t.runner.events == std::vector<std::string>{"00 started", "00 round 1", "01 started",
                                                     "01 round 1", "01 round 2", "00 round 2",
-                                                    "00 round 3", "01 round 3"});
+                                                    "00 round 3", "01 round 3", "00 input closed",
+                                                    "01 input closed"});
   REQUIRE(t.runner.started.size() == 2);
   for (const auto &command : t.runner.started) {
     CHECK(has(command.argv, "--serve"));
@@ -444,7 +447,8 @@ TEST_CASE("a served harness that dies fails its side, naming the round and the c
   CHECK(side.candidate.reason.find("round 2 of 2: harness killed by signal 11") == 0);
   CHECK(side.candidate.reason.find("died on config 2/3 M=32,N=64,K=128") != std::string::npos);
   // The measurement stopped there: BEST ran no more rounds.
-  CHECK(t.runner.events.back() == "01 round 2");
+  CHECK(t.runner.events[t.runner.events.size() - 2] == "01 round 2");
+  CHECK(t.runner.events.back() == "00 input closed"); // the candidate's harness had ended
 }
 
 TEST_SUITE_END();

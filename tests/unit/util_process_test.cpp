@@ -156,6 +156,7 @@ TEST_CASE("a conversation: each line answered in turn, the output of all of it k
        "echo bye; exit 3"}});
   CHECK(talk->ask("one", "done one", 10));
   CHECK(talk->ask("two", "done", 10));
+  talk->close_input();
   ProcessResult result = talk->finish(10);
   CHECK(result.exit_code == 3);
   CHECK(result.out == "hello\ndone one\ndone two\nbye\n");

@@ -44,6 +44,26 @@ struct Runtime {
   static const char *error_string(Status status) { return cudaGetErrorString(status); }
   static Status malloc(void **ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
   static Status free(void *ptr) { return cudaFree(ptr); }
+  /// Stream-ordered, from the device's default pool, which keeps what is freed for the next
+  /// allocation (its release threshold raised once per process): a harness that makes and drops
+  /// each config's buffers every round pays for cudaMalloc and cudaFree (a device-wide wait
+  /// each) once per process instead of once per buffer and round.
+  static Status malloc_async(void **ptr, std::size_t bytes, Stream stream) {
+    static const Status pool = [] {
+      int device = 0;
+      cudaMemPool_t pool = nullptr;
+      Status status = cudaGetDevice(&device);
+      if (status == cudaSuccess) {
+        status = cudaDeviceGetDefaultMemPool(&pool, device);
+      }
+      unsigned long long keep_all = ~0ull;
+      return status == cudaSuccess
+                 ? cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all)
+                 : status;
+    }();
+    return pool == cudaSuccess ? cudaMallocAsync(ptr, bytes, stream) : pool;
+  }
+  static Status free_async(void *ptr, Stream stream) { return cudaFreeAsync(ptr, stream); }
   static Status get_device(int *device) { return cudaGetDevice(device); }
   static Status l2_cache_bytes(int *bytes, int device) {
     return cudaDeviceGetAttribute(bytes, cudaDevAttrL2CacheSize, device);
@@ -107,7 +127,7 @@ inline void check(cudaError_t status, const char *what, const char *file, int li
 #define KOPT_CUDA_CHECK(call) ::kopt::harness::cuda::check((call), #call, __FILE__, __LINE__)
 
 /// `count` elements of T in device memory from cudaMalloc (never managed memory), freed on
-/// destruction.
+/// destruction; given a stream, from the stream-ordered pool (Runtime::malloc_async).
 template <typename T> using DeviceBuffer = gpu::DeviceBuffer<T, Runtime>;
 
 /// Times a run with CUDA events on a stream, after an L2 flush (see gpu::EventTimer); the

@@ -33,7 +33,8 @@ void check(typename R::Status status, const char *what, const char *file, int li
 #define KOPT_GPU_CHECK(R, call) ::kopt::harness::gpu::check<R>((call), #call, __FILE__, __LINE__)
 
 /// `count` elements of T in device memory from R::malloc (cudaMalloc, hipMalloc; never managed
-/// memory), freed on destruction.
+/// memory), freed on destruction. Given a stream, from R::malloc_async on it and freed in its
+/// order: memory a harness allocates again every round is then reused, not allocated again.
 template <class T, class R> class DeviceBuffer {
 public:
   DeviceBuffer() = default;
@@ -42,18 +43,29 @@ public:
       KOPT_GPU_CHECK(R, R::malloc(reinterpret_cast<void **>(&data_), count_ * sizeof(T)));
     }
   }
+  DeviceBuffer(std::size_t count, typename R::Stream stream)
+      : count_(count), stream_(stream), ordered_(true) {
+    if (count_ > 0) {
+      KOPT_GPU_CHECK(
+          R, R::malloc_async(reinterpret_cast<void **>(&data_), count_ * sizeof(T), stream_));
+    }
+  }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   DeviceBuffer(DeviceBuffer &&other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)),
+        stream_(other.stream_), ordered_(other.ordered_) {}
   DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
     std::swap(data_, other.data_);
     std::swap(count_, other.count_);
+    std::swap(stream_, other.stream_);
+    std::swap(ordered_, other.ordered_);
     return *this;
   }
   ~DeviceBuffer() {
     if (data_) {
-      (void)R::free(data_); // an error here is the sticky error of an earlier fault, reported
+      // An error here is the sticky error of an earlier fault, reported where it happened.
+      (void)(ordered_ ? R::free_async(data_, stream_) : R::free(data_));
     }
   }
 
@@ -67,6 +79,8 @@ public:
 private:
   T *data_ = nullptr;
   std::size_t count_ = 0;
+  typename R::Stream stream_{};
+  bool ordered_ = false; // from R::malloc_async on stream_
 };
 
 /// Times a run with R's events recorded on `stream` around Problem::run(), after reading a buffer
@@ -168,8 +182,8 @@ public:
   /// Allocates the snapshot and the tally of an output of `count` elements of `dtype`, checked
   /// on `stream`.
   DeviceCheck(Dtype dtype, std::size_t count, typename R::Stream stream)
-      : dtype_(dtype), count_(count), stream_(stream), snapshot_(count * dtype_bytes(dtype)),
-        tally_(1) {}
+      : dtype_(dtype), count_(count), stream_(stream),
+        snapshot_(count * dtype_bytes(dtype), stream), tally_(1, stream) {}
 
   /// Copies the output at `output` (device memory, `count` elements) into the snapshot, device
   /// to device on the stream: the first step of a check, so that work the candidate left running

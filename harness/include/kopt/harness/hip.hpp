@@ -60,6 +60,12 @@ struct Runtime {
   static const char *error_string(Status status) { return hipGetErrorString(status); }
   static Status malloc(void **ptr, std::size_t bytes) { return hipMalloc(ptr, bytes); }
   static Status free(void *ptr) { return hipFree(ptr); }
+  /// hipMalloc and hipFree, the stream unused: HIP's stream-ordered pool (hipMallocAsync) is the
+  /// analogue of CUDA's, not used here since it has not been run on AMD hardware.
+  static Status malloc_async(void **ptr, std::size_t bytes, Stream) {
+    return hipMalloc(ptr, bytes);
+  }
+  static Status free_async(void *ptr, Stream) { return hipFree(ptr); }
   static Status get_device(int *device) { return hipGetDevice(device); }
   static Status l2_cache_bytes(int *bytes, int device) {
     return hipDeviceGetAttribute(bytes, hipDeviceAttributeL2CacheSize, device);
