@@ -38,10 +38,12 @@ CandidateSet CandidateSet::discover(const spec::Family &family) {
     }
     fs::path json = entry.path() / "candidate.json";
     if (std::error_code ec; !fs::exists(json, ec) && !fs::is_symlink(json, ec)) {
-      throw Error(entry.path().string() + ": candidate folder has no candidate.json");
+      set.skipped_.push_back(entry.path()); // a scratch folder: not a candidate
+      continue;
     }
     set.candidates_.push_back({spec::load_candidate_spec(json, folder), entry.path()});
   }
+  std::sort(set.skipped_.begin(), set.skipped_.end());
   std::sort(set.candidates_.begin(), set.candidates_.end(),
             [](const Candidate &a, const Candidate &b) { return a.id() < b.id(); });
 

@@ -23,11 +23,15 @@ struct Candidate {
 /// the chain must end at a candidate without base, with no cycle).
 class CandidateSet {
 public:
-  /// Scans family.candidates_dir: every sub-folder is a candidate. A folder without
-  /// candidate.json, a bad candidate.json or a missing base is a kopt::Error naming it.
+  /// Scans family.candidates_dir: every sub-folder with a candidate.json is a candidate; one
+  /// without (a scratch folder) is skipped and listed in skipped(). A bad candidate.json or a
+  /// missing base is a kopt::Error naming it.
   static CandidateSet discover(const spec::Family &family);
 
   const std::vector<Candidate> &all() const { return candidates_; }
+
+  /// The sub-folders of candidates_dir that discover() skipped (no candidate.json), sorted.
+  const std::vector<std::filesystem::path> &skipped() const { return skipped_; }
 
   /// Returns the candidate `id`; throws `unknown candidate 'id' (candidates: ...)`.
   const Candidate &get(const std::string &id) const;
@@ -57,6 +61,7 @@ private:
                                                     const std::string &id) const;
 
   std::vector<Candidate> candidates_;
+  std::vector<std::filesystem::path> skipped_;
 };
 
 /// The content hash (docs/FORMATS.md) of a candidate whose resolved sources are `sources` (name ->

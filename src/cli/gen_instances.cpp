@@ -52,6 +52,9 @@ Handler setup_gen_instances(CLI::App &app) {
     }
     std::vector<gen::Generated> generated;
     std::set<std::string> warnings; // the tuned table is shared: warn once per problem
+    for (const auto &folder : set.skipped()) {
+      warnings.insert(folder.string() + ": no candidate.json, so not a candidate (skipped)");
+    }
     for (const auto &id : ids) {
       generated.push_back(
           gen::generate_candidate(family, set, set.get(id).id(), options->out_root));

@@ -28,10 +28,13 @@ fresh
 echo "// {{tile_m}}" >>"$WORK/f/instance.cpp.in"
 expect_error "instance\.cpp\.in:[0-9]+: unknown placeholder '\{\{tile_m\}\}'" gen
 
-echo "--- a candidate folder without candidate.json"
+echo "--- a candidate folder without candidate.json: skipped, with a warning naming it"
 fresh
-mkdir "$WORK/f/candidates/09"
-expect_error "candidates/09.*candidate\.json" gen
+mkdir "$WORK/f/candidates/scratch"
+gen >"$WORK/out.log" 2>&1 || { cat "$WORK/out.log"; fail "a scratch folder stops gen-instances"; }
+grep -q "kopt: warning: .*candidates/scratch: no candidate.json, so not a candidate (skipped)" \
+  "$WORK/out.log" || { cat "$WORK/out.log"; fail "no warning naming the scratch folder"; }
+[ ! -e "$WORK/gen/scratch" ] || fail "a scratch folder was generated as a candidate"
 
 echo "--- a tuned row naming a kernel that is not compiled"
 fresh
