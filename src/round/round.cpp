@@ -311,6 +311,17 @@ const char *to_string(Ending ending) {
 
 util::ProcessResult build_targets(const std::string &build_dir,
                                   const std::vector<std::string> &targets, std::ostream *waiting) {
+  // Checked before anything is written there: a source folder given by mistake gets no lock file.
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(build_dir) / "CMakeCache.txt", ec)) {
+    std::string what = !fs::exists(build_dir, ec)         ? "no such folder"
+                       : !fs::is_directory(build_dir, ec) ? "not a folder"
+                       : fs::exists(fs::path(build_dir) / "CMakeLists.txt", ec)
+                           ? "no CMakeCache.txt there, but a CMakeLists.txt: a source folder?"
+                           : "no CMakeCache.txt there";
+    throw Error("--build-dir " + build_dir + ": not a configured CMake build folder (" + what +
+                "); give the folder `cmake -B` made");
+  }
   // Two ninja runs in one build folder at once would race on its logs and outputs.
   util::FileLock lock(fs::path(build_dir) / "kopt-build.lock", waiting);
   util::RealProcessRunner runner;

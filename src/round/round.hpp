@@ -43,7 +43,9 @@ struct RoundResult {
 RoundResult run_round(const RoundOptions &options, std::ostream &progress);
 
 /// Builds `targets` in `build_dir` (`cmake --build`) holding the build folder's lock (two ninja
-/// runs in one folder would race); `waiting` gets a line when it waits for the lock.
+/// runs in one folder would race); `waiting` gets a line when it waits for the lock. A folder
+/// without CMakeCache.txt (missing, or a source folder given by mistake) is a kopt::Error naming
+/// it, and nothing is written there.
 util::ProcessResult build_targets(const std::string &build_dir,
                                   const std::vector<std::string> &targets, std::ostream *waiting);
 
