@@ -407,6 +407,12 @@ function(_kopt_candidate_executable name id)
     VERBATIM)
   set_target_properties(${target} PROPERTIES JOB_POOL_COMPILE ${pool})
   target_compile_features(${target} PRIVATE cxx_std_17)
+  if(NOT imported)
+    # A project without a build type compiles with no -O at all, and its candidates would be
+    # measured unoptimised: they compile with -O3 then, as a Release build's do (kopt_add_family
+    # says so at configure). An IMPORTED family's instance TUs keep the tree's own flags.
+    target_compile_options(${target} PRIVATE $<$<CONFIG:>:-O3>)
+  endif()
   set_target_properties(${target} PROPERTIES
     CXX_EXTENSIONS OFF
     RUNTIME_OUTPUT_DIRECTORY ${state}/bin
@@ -560,6 +566,11 @@ function(kopt_add_family name)
     message(FATAL_ERROR "kopt_add_family(${name}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   _kopt_find_executable()
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT multi_config AND NOT CMAKE_BUILD_TYPE)
+    message(NOTICE "kopt: ${name}: CMAKE_BUILD_TYPE is not set, so the family's candidates "
+                   "compile with -O3, as in a Release build; set CMAKE_BUILD_TYPE to choose")
+  endif()
   _kopt_family_settings(${name})
   _kopt_generate_family(${name})
   _kopt_backend_settings(${name})
