@@ -26,6 +26,17 @@ std::vector<HarnessRow> read_harness_results(const std::filesystem::path &file,
   }
   harness::ResultColumns names = harness::result_columns(impl);
   int kernel = table.column(names.kernel);
+  if (table.find_column(names.us) < 0) {
+    // The harness names its columns after its own FamilySpec::impl: another impl there is the
+    // usual cause, and the fix is in the harness or in family.json, not in the results file.
+    for (const std::string &column : table.header) {
+      if (column.starts_with("us_")) {
+        throw Error(file.string() + ": the harness wrote '" + column + "' where kopt reads '" +
+                    names.us + "': the harness's FamilySpec::impl is '" + column.substr(3) +
+                    "' and family.json's \"impl\" is '" + impl + "': make them the same");
+      }
+    }
+  }
   int us = table.column(names.us);
   int err = table.column(names.err);
   int samples = table.find_column(names.samples);

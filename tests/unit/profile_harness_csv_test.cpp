@@ -54,6 +54,18 @@ TEST_CASE("a missing column names the file and the column") {
       kopt::Error);
 }
 
+TEST_CASE("a harness of another impl: the error names both impls and what to make the same") {
+  TempDir dir;
+  auto file = dir.write("r.csv", "rows,cols,kernel,us_softmax,err_softmax\n4,8,k,1,0\n");
+  CHECK_THROWS_WITH_AS(kopt::profile::read_harness_results(file, {"rows", "cols"}, "row_softmax"),
+                       (file.string() + ": the harness wrote 'us_softmax' where kopt reads "
+                                        "'us_row_softmax': the harness's FamilySpec::impl is "
+                                        "'softmax' and family.json's \"impl\" is 'row_softmax': "
+                                        "make them the same")
+                           .c_str(),
+                       kopt::Error);
+}
+
 TEST_CASE("a bad number names file, line and column") {
   TempDir dir;
   auto file = dir.write("r.csv", "M,kernel,us_kopt,err_kopt\n16,k,1,0\n32,k,fast,0\n");
