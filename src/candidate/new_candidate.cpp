@@ -246,6 +246,40 @@ std::string line_of(const Change &change, const PatchFile &f) {
   return change.source + ":" + std::to_string(f.line);
 }
 
+// Each file's path relative to the family folder (the new path's, else the old's). Every path is
+// checked before anything else: one that reaches outside the family folder refuses the whole
+// patch, naming each such path.
+std::vector<std::string> family_paths(const spec::Family &family,
+                                      const std::vector<PatchFile> &files, const Change &change,
+                                      util::ProcessRunner &runner) {
+  RepoPlace place = repo_place(family.dir, runner);
+  bool repo_paths =
+      !place.prefix.empty() && std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
+        return f.path().starts_with(place.prefix);
+      });
+  std::vector<std::string> escapes;
+  std::vector<std::string> rel(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (const std::string *p : {&files[i].old_path, &files[i].new_path}) {
+      std::string why;
+      if (p->empty()) {
+        continue;
+      }
+      std::string r = family_relative(family, place, repo_paths, *p, why);
+      if (r.empty()) {
+        escapes.push_back(*p + " (" + line_of(change, files[i]) + ": " + why + ")");
+      } else if (p == &files[i].new_path || rel[i].empty()) {
+        rel[i] = r;
+      }
+    }
+  }
+  if (!escapes.empty()) {
+    throw Error(change.source + ": refused: the change reaches outside the family folder " +
+                family.dir.string() + ": " + util::join(escapes, "; ") + "; nothing written");
+  }
+  return rel;
+}
+
 } // namespace
 
 bool is_generated_path(const std::string &path) {
@@ -317,32 +351,7 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
   }
 
   std::vector<PatchFile> files = parse_patch(change.text, change.source);
-  RepoPlace place = repo_place(family.dir, runner);
-  bool repo_paths =
-      !place.prefix.empty() && std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
-        return f.path().starts_with(place.prefix);
-      });
-  // Every path is checked before anything else: one escape refuses the whole patch.
-  std::vector<std::string> escapes;
-  std::vector<std::string> rel(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    for (const std::string *p : {&files[i].old_path, &files[i].new_path}) {
-      std::string why;
-      if (p->empty()) {
-        continue;
-      }
-      std::string r = family_relative(family, place, repo_paths, *p, why);
-      if (r.empty()) {
-        escapes.push_back(*p + " (" + line_of(change, files[i]) + ": " + why + ")");
-      } else if (p == &files[i].new_path || rel[i].empty()) {
-        rel[i] = r;
-      }
-    }
-  }
-  if (!escapes.empty()) {
-    throw Error(change.source + ": refused: the change reaches outside the family folder " +
-                family.dir.string() + ": " + util::join(escapes, "; ") + "; nothing written");
-  }
+  std::vector<std::string> rel = family_paths(family, files, change, runner);
 
   NewCandidate result;
   std::vector<std::string> refused;

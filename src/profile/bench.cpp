@@ -291,6 +291,29 @@ void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Famil
   }
 }
 
+// The command of one harness run of `mode`: its arguments (results into `csv`, the golden
+// compared when there is one and `golden` asks), time limit, environment and CPU.
+util::Command harness_command(const spec::Family &family, const spec::Layout &layout,
+                              HarnessMode mode, const RunSetup &setup, const fs::path &csv,
+                              GoldenCheck golden, const fs::path &harness) {
+  kopt::harness::Options args;
+  args.mode = harness_mode(mode);
+  args.configs = family.configs.string();
+  args.out = csv.string();
+  if (fs::exists(layout.golden()) && golden == GoldenCheck::compare) {
+    args.golden = layout.golden().string();
+  }
+  args.warmup = family.warmup;
+  args.repeat = family.repeat;
+  args.one_cpu = family.backend == spec::Backend::host && setup.cpu >= 0;
+  util::Command command;
+  command.argv = harness_argv(harness, args);
+  command.timeout_s = family.timeout_s;
+  command.env = setup.env;
+  command.cpu = setup.cpu;
+  return command;
+}
+
 } // namespace
 
 Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
@@ -314,21 +337,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
     return m;
   }
 
-  kopt::harness::Options args;
-  args.mode = harness_mode(mode);
-  args.configs = family.configs.string();
-  args.out = csv.string();
-  if (fs::exists(layout.golden()) && golden == GoldenCheck::compare) {
-    args.golden = layout.golden().string();
-  }
-  args.warmup = family.warmup;
-  args.repeat = family.repeat;
-  args.one_cpu = host && setup.cpu >= 0;
-  util::Command command;
-  command.argv = harness_argv(harness, args);
-  command.timeout_s = family.timeout_s;
-  command.env = setup.env;
-  command.cpu = setup.cpu;
+  util::Command command = harness_command(family, layout, mode, setup, csv, golden, harness);
   bool profiling = mode != HarnessMode::correctness;
   Source profiler = profiling ? benchmark_profiler(family, setup) : m.measured_by;
   bool under_ncu = profiler == Source::ncu;

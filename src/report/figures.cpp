@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -80,6 +81,25 @@ std::string shape_text(const std::vector<std::string> &columns, const std::vecto
 // The ends of a time-ratio axis for changes from lo to hi: a margin beyond both, 1 inside.
 double ratio_lo(double lo) { return std::max(1e-3, (1 + std::min(lo, 0.0)) / 1.08); }
 double ratio_hi(double hi) { return (1 + std::max(hi, 0.0)) * 1.08; }
+
+// The history's table: one row per attempt shown, with its overall change.
+std::string history_table(const std::vector<const Attempt *> &shown) {
+  std::string table =
+      "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
+      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Attempt &a = *shown[i];
+    table +=
+        "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
+        escape(a.candidate) + "</td><td>" + escape(a.best) +
+        "</td><td style=\"color:" + verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) +
+        "\">" + escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
+        (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
+                          : "") +
+        "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
+  }
+  return table + "</table>\n";
+}
 
 } // namespace
 
@@ -164,21 +184,7 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
                "; bars: the confidence interval",
            "class=\"legend\"");
 
-  std::string table =
-      "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
-      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
-  for (size_t i = 0; i < shown.size(); ++i) {
-    const Attempt &a = *shown[i];
-    table +=
-        "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
-        escape(a.candidate) + "</td><td>" + escape(a.best) +
-        "</td><td style=\"color:" + verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) +
-        "\">" + escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
-        (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
-                          : "") +
-        "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
-  }
-  table += "</table>\n";
+  std::string table = history_table(shown);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
   return Figure{"history", "The loop's history",
@@ -401,6 +407,98 @@ double rest_product(const std::vector<int64_t> &dims, int m) {
   return product;
 }
 
+// The region map's plot area.
+constexpr double kRegionLeft = 90, kRegionRight = 700, kRegionTop = 40, kRegionBottom = 420;
+
+// The region map's background: each cell takes the rules' pick at its M and the table's group
+// (its other columns) whose product is nearest its row. Returns the kernels picked somewhere.
+std::set<std::string>
+region_background(Svg &svg, const Scale &x, const Scale &y,
+                  const std::vector<std::vector<int64_t>> &groups, int m,
+                  const std::function<std::string(std::vector<int64_t>)> &pick,
+                  const std::function<std::string(const std::string &)> &colour_of) {
+  const int columns = 60, rows_n = 40;
+  double cw = (kRegionRight - kRegionLeft) / columns, ch = (kRegionBottom - kRegionTop) / rows_n;
+  std::set<std::string> picked;
+  for (int r = 0; r < rows_n; ++r) {
+    double target = std::exp(std::log(y.lo()) +
+                             (std::log(y.hi()) - std::log(y.lo())) * (rows_n - r - 0.5) / rows_n);
+    const std::vector<int64_t> *nearest = &groups.front();
+    for (const auto &g : groups) {
+      if (std::abs(std::log(rest_product(g, m) / target)) <
+          std::abs(std::log(rest_product(*nearest, m) / target))) {
+        nearest = &g;
+      }
+    }
+    for (int c = 0; c < columns; ++c) {
+      double mv =
+          std::exp(std::log(x.lo()) + (std::log(x.hi()) - std::log(x.lo())) * (c + 0.5) / columns);
+      std::vector<int64_t> dims = *nearest;
+      dims[static_cast<size_t>(m)] = std::max<int64_t>(1, std::llround(mv));
+      std::string k = pick(dims);
+      picked.insert(k);
+      svg.box(kRegionLeft + cw * c, kRegionTop + ch * r, cw + 0.3, ch + 0.3, colour_of(k),
+              "fill-opacity=\"0.22\"");
+    }
+  }
+  return picked;
+}
+
+// The region map's legend: every kernel that is tuned or picked somewhere, and the miss ring.
+void region_legend(Svg &svg, const std::vector<std::string> &kernels,
+                   const std::set<std::string> &tuned, const std::set<std::string> &picked,
+                   const std::function<std::string(const std::string &)> &colour_of) {
+  double ly = kRegionTop + 6;
+  svg.text(720, ly, "kernel (dot: tuned, area: picked)", "class=\"legend\"");
+  for (const std::string &k : kernels) {
+    if (!tuned.count(k) && !picked.count(k)) {
+      continue;
+    }
+    ly += 20;
+    svg.box(722, ly - 10, 12, 12, colour_of(k));
+    svg.text(740, ly, k, "class=\"legend\"");
+  }
+  ly += 30;
+  svg.circle(728, ly - 4, 8, "none", "legend: a miss", "stroke=\"#d62728\" stroke-width=\"2.5\"");
+  svg.text(742, ly, "miss: ring grows with", "class=\"legend\"");
+  svg.text(742, ly + 16, "the slowdown vs tuned", "class=\"legend\"");
+}
+
+// The job lane of each command (sorted by start): the first lane free when it starts.
+// `lane_end` gets when each lane is free again; its size is the number of lanes.
+std::vector<size_t> job_lanes(const std::vector<const buildinfo::LoggedCommand *> &order,
+                              std::vector<int64_t> &lane_end) {
+  std::vector<size_t> lane(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    size_t l = 0;
+    while (l < lane_end.size() && lane_end[l] > order[i]->start_ms) {
+      ++l;
+    }
+    if (l == lane_end.size()) {
+      lane_end.push_back(0);
+    }
+    lane_end[l] = order[i]->end_ms;
+    lane[i] = l;
+  }
+  return lane;
+}
+
+// Seconds from `first` to the start of the first command that compiles one of `family`'s TUs
+// (0 when none does).
+double first_compile_s(const std::vector<const buildinfo::LoggedCommand *> &order,
+                       const std::map<std::string, const buildinfo::TuCompile *> &tus,
+                       const std::string &family, int64_t first) {
+  for (const auto *c : order) {
+    for (const auto &output : c->outputs) {
+      auto tu = tus.find(output);
+      if (tu != tus.end() && tu->second->family == family) {
+        return static_cast<double>(c->start_ms - first) / 1000;
+      }
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 std::optional<Figure> region_figure(const heuristic::Results &results,
@@ -434,9 +532,9 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
       groups.push_back(s.dims);
     }
   }
-  const double left = 90, right = 700, top = 40, bottom = 420;
-  Scale x(mlo / 1.5, mhi * 1.5, left, right, true);
-  Scale y(rlo / 1.5, rhi * 1.5, bottom, top, true);
+  const double left = kRegionLeft, bottom = kRegionBottom;
+  Scale x(mlo / 1.5, mhi * 1.5, kRegionLeft, kRegionRight, true);
+  Scale y(rlo / 1.5, rhi * 1.5, kRegionBottom, kRegionTop, true);
   std::vector<std::string> kernels = results.kernels();
   for (const std::string &k : rules.kernels()) {
     if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) {
@@ -452,32 +550,7 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
     return k.empty() ? default_kernel : k;
   };
   Svg svg(kWidth, 480, "the heuristic's region map");
-  // The regions: each background cell takes the pick at its M and the table's (other columns)
-  // group whose product is nearest its row.
-  const int columns = 60, rows_n = 40;
-  double cw = (right - left) / columns, ch = (bottom - top) / rows_n;
-  std::set<std::string> picked;
-  for (int r = 0; r < rows_n; ++r) {
-    double target = std::exp(std::log(y.lo()) +
-                             (std::log(y.hi()) - std::log(y.lo())) * (rows_n - r - 0.5) / rows_n);
-    const std::vector<int64_t> *nearest = &groups.front();
-    for (const auto &g : groups) {
-      if (std::abs(std::log(rest_product(g, m) / target)) <
-          std::abs(std::log(rest_product(*nearest, m) / target))) {
-        nearest = &g;
-      }
-    }
-    for (int c = 0; c < columns; ++c) {
-      double mv =
-          std::exp(std::log(x.lo()) + (std::log(x.hi()) - std::log(x.lo())) * (c + 0.5) / columns);
-      std::vector<int64_t> dims = *nearest;
-      dims[static_cast<size_t>(m)] = std::max<int64_t>(1, std::llround(mv));
-      std::string k = pick(dims);
-      picked.insert(k);
-      svg.box(left + cw * c, top + ch * r, cw + 0.3, ch + 0.3, colour_of(k),
-              "fill-opacity=\"0.22\"");
-    }
-  }
+  std::set<std::string> picked = region_background(svg, x, y, groups, m, pick, colour_of);
   std::map<std::string, const heuristic::Miss *> misses;
   for (const heuristic::Miss &miss : evaluation.total.misses) {
     misses[miss.shape] = &miss;
@@ -504,25 +577,11 @@ std::optional<Figure> region_figure(const heuristic::Results &results,
   }
   svg.x_axis(x, bottom + 4, results.columns[static_cast<size_t>(m)] + " (log scale)", power_tick);
   svg.y_axis(y, left, rest_name + " (log scale)", power_tick);
-  // The legend: every kernel that is tuned somewhere or picked somewhere.
   std::set<std::string> tuned;
   for (const heuristic::Shape &s : results.shapes) {
     tuned.insert(s.tuned);
   }
-  double ly = top + 6;
-  svg.text(720, ly, "kernel (dot: tuned, area: picked)", "class=\"legend\"");
-  for (const std::string &k : kernels) {
-    if (!tuned.count(k) && !picked.count(k)) {
-      continue;
-    }
-    ly += 20;
-    svg.box(722, ly - 10, 12, 12, colour_of(k));
-    svg.text(740, ly, k, "class=\"legend\"");
-  }
-  ly += 30;
-  svg.circle(728, ly - 4, 8, "none", "legend: a miss", "stroke=\"#d62728\" stroke-width=\"2.5\"");
-  svg.text(742, ly, "miss: ring grows with", "class=\"legend\"");
-  svg.text(742, ly + 16, "the slowdown vs tuned", "class=\"legend\"");
+  region_legend(svg, kernels, tuned, picked, colour_of);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text) - 1; // the legend's ring
   const heuristic::Score &t = evaluation.total;
@@ -559,36 +618,17 @@ std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedComman
                    [](const auto *a, const auto *b) { return a->start_ms < b->start_ms; });
   int64_t first = order.front()->start_ms;
   int64_t last = first;
-  std::vector<int64_t> lane_end; // when each job lane is free again
-  std::vector<size_t> lane(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    last = std::max(last, order[i]->end_ms);
-    size_t l = 0;
-    while (l < lane_end.size() && lane_end[l] > order[i]->start_ms) {
-      ++l;
-    }
-    if (l == lane_end.size()) {
-      lane_end.push_back(0);
-    }
-    lane_end[l] = order[i]->end_ms;
-    lane[i] = l;
+  for (const auto *c : order) {
+    last = std::max(last, c->end_ms);
   }
+  std::vector<int64_t> lane_end; // when each job lane is free again
+  std::vector<size_t> lane = job_lanes(order, lane_end);
   const buildinfo::FamilyCompile *mine = nullptr;
   for (const auto &f : report.families) {
     mine = f.name == family ? &f : mine;
   }
   // The family's span starts at its first command; the budget is marked from there.
-  double family_start = 0;
-  for (size_t i = 0; i < order.size() && mine; ++i) {
-    for (const auto &output : order[i]->outputs) {
-      auto tu = tus.find(output);
-      if (tu != tus.end() && tu->second->family == family) {
-        family_start = static_cast<double>(order[i]->start_ms - first) / 1000;
-        i = order.size();
-        break;
-      }
-    }
-  }
+  double family_start = mine ? first_compile_s(order, tus, family, first) : 0;
   double span = static_cast<double>(last - first) / 1000;
   double budget_at = family_start + budget_s;
   double axis_hi = std::max(span, budget_s > 0 ? budget_at : 0) * 1.05;
