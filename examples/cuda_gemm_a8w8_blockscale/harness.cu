@@ -163,7 +163,7 @@ public:
   std::optional<kh::Comparison> check_output() override {
     if (args_.M <= kCheckedRows) {
       check_.snapshot(c_.get());
-      compute_reference(ref_.get());
+      compute_reference(ref_.get(), {nullptr, args_.M});
       return check_.compare(ref_.get(), tolerance());
     }
     draw_rows();
@@ -171,9 +171,7 @@ public:
                                                          args_.N, sample_c_.get());
     KOPT_CUDA_CHECK(cudaGetLastError());
     check_.snapshot(sample_c_.get());
-    own_inputs_.fill(seed_, args_.stream);
-    KOPT_CUDA_CHECK(a8w8_ref::launch_reference_rows(own_inputs_.ref_args(args_.stream),
-                                                    {rows_.get(), kCheckedRows}, ref_.get()));
+    compute_reference(ref_.get(), {rows_.get(), kCheckedRows});
     return check_.compare(ref_.get(), tolerance());
   }
 
@@ -202,29 +200,29 @@ private:
   // Draws the rows the next check compares into rows_: M - 1 and kCheckedRows - 1 distinct others,
   // from the OS's entropy, ascending.
   void draw_rows() {
-    std::vector<std::int64_t> rows{args_.M - 1};
+    // drawn_ is a member: the copy reads it after this returns.
+    drawn_.assign(1, args_.M - 1);
     std::random_device entropy;
     std::mt19937_64 pick((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
     std::uniform_int_distribution<std::int64_t> row(0, args_.M - 2);
-    while (static_cast<std::int64_t>(rows.size()) < kCheckedRows) {
+    while (static_cast<std::int64_t>(drawn_.size()) < kCheckedRows) {
       const std::int64_t r = row(pick);
-      if (std::find(rows.begin(), rows.end(), r) == rows.end()) {
-        rows.push_back(r);
+      if (std::find(drawn_.begin(), drawn_.end(), r) == drawn_.end()) {
+        drawn_.push_back(r);
       }
     }
-    std::sort(rows.begin(), rows.end());
-    drawn_ = rows; // the copy reads it after this returns: it must outlive the call
+    std::sort(drawn_.begin(), drawn_.end());
     KOPT_CUDA_CHECK(cudaMemcpyAsync(rows_.get(), drawn_.data(), rows_.bytes(),
                                     cudaMemcpyHostToDevice, args_.stream));
   }
 
-  // The fp32 reference of the current inputs into `out` ([M, N]), queued on the stream. The inputs
-  // are made again from their seed into the family's own buffers, whose address the candidate never
-  // gets: its inputs are const by type only, and what it writes there must not reach the
-  // reference.
-  void compute_reference(float *out) {
+  // The fp32 reference of the current inputs' rows `rows` names into `out` ([rows.count, N]),
+  // queued on the stream. The inputs are made again from their seed into the family's own
+  // buffers, whose address the candidate never gets: its inputs are const by type only, and what
+  // it writes there must not reach the reference.
+  void compute_reference(float *out, a8w8_ref::RowSample rows) {
     own_inputs_.fill(seed_, args_.stream);
-    KOPT_CUDA_CHECK(a8w8_ref::launch_reference(own_inputs_.ref_args(args_.stream), out));
+    KOPT_CUDA_CHECK(a8w8_ref::launch_reference_rows(own_inputs_.ref_args(args_.stream), rows, out));
   }
 
   // The fp32 reference of the whole output on the GPU, after checking its first and last rows
@@ -234,7 +232,7 @@ private:
     const std::size_t M = args_.M, N = args_.N, K = args_.K, KB = K / kScaleBlock;
     const Inputs &in = own_inputs_;
     kc::DeviceBuffer<float> full(M * N, args_.stream);
-    compute_reference(full.get());
+    compute_reference(full.get(), {nullptr, args_.M});
     std::vector<float> golden(M * N);
     KOPT_CUDA_CHECK(cudaMemcpyAsync(golden.data(), full.get(), full.bytes(), cudaMemcpyDeviceToHost,
                                     args_.stream));

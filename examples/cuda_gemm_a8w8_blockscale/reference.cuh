@@ -160,19 +160,17 @@ __global__ void __launch_bounds__(128) reference_gemm(RefArgs g, RowSample rows,
   }
 }
 
-/// Launches the reference into `out` (fp32 [M, N]) on g.stream; returns the launch's error.
-inline cudaError_t launch_reference(const RefArgs &g, float *out) {
-  dim3 grid(static_cast<unsigned>((g.N + 63) / 64), static_cast<unsigned>((g.M + 63) / 64));
-  reference_gemm<<<grid, 128, 0, g.stream>>>(g, RowSample{nullptr, g.M}, out);
-  return cudaGetLastError();
-}
-
 /// Launches the reference of the rows of A that `rows` names into `out` (fp32 [rows.count, N])
 /// on g.stream; returns the launch's error.
 inline cudaError_t launch_reference_rows(const RefArgs &g, RowSample rows, float *out) {
   dim3 grid(static_cast<unsigned>((g.N + 63) / 64), static_cast<unsigned>((rows.count + 63) / 64));
   reference_gemm<<<grid, 128, 0, g.stream>>>(g, rows, out);
   return cudaGetLastError();
+}
+
+/// Launches the reference into `out` (fp32 [M, N]) on g.stream; returns the launch's error.
+inline cudaError_t launch_reference(const RefArgs &g, float *out) {
+  return launch_reference_rows(g, RowSample{nullptr, g.M}, out);
 }
 
 /// Copies the output rows index[0..count) of `c` ([M, N] bf16 bits) into `out` ([count, N]), in

@@ -292,14 +292,16 @@ void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Famil
 }
 
 // The command of one harness run of `mode`: its arguments (results into `csv`, the golden
-// compared when there is one and `golden` asks), time limit, environment and CPU.
+// compared when there is one and `golden` asks; with `serve`, rounds on request and no `csv`),
+// time limit, environment and CPU.
 util::Command harness_command(const spec::Family &family, const spec::Layout &layout,
                               HarnessMode mode, const RunSetup &setup, const fs::path &csv,
-                              GoldenCheck golden, const fs::path &harness) {
+                              GoldenCheck golden, const fs::path &harness, bool serve = false) {
   kopt::harness::Options args;
   args.mode = harness_mode(mode);
   args.configs = family.configs.string();
   args.out = csv.string();
+  args.serve = serve;
   if (fs::exists(layout.golden()) && golden == GoldenCheck::compare) {
     args.golden = layout.golden().string();
   }
@@ -538,18 +540,9 @@ public:
         return failed(m, "no harness binary at " + harness.string() + " (build target candidate_" +
                              id_ + " first)");
       }
-      kopt::harness::Options args;
-      args.mode = kopt::harness::Mode::benchmark;
-      args.configs = family_.configs.string();
-      if (golden_ && fs::exists(layout_.golden())) {
-        args.golden = layout_.golden().string(); // compared in the first round only
-      }
-      args.warmup = family_.warmup;
-      args.repeat = family_.repeat;
-      args.serve = true;
-      command_.argv = harness_argv(harness, args);
-      command_.env = setup_.env;
-      command_.cpu = setup_.cpu;
+      // Each round's results file comes on stdin; the golden is compared in the first round.
+      command_ = harness_command(family_, layout_, HarnessMode::benchmark, setup_, {},
+                                 golden_ ? GoldenCheck::compare : GoldenCheck::skip, harness, true);
       trace_with_cupti(command_, find_cupti_tracer(), trace_);
       talk_ = runner_.start(command_);
     }

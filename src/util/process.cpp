@@ -263,10 +263,13 @@ struct Spawned {
   ProcessResult result;
 };
 
+// Forks and executes `command` (a signal that came before is thrown as Interrupted instead); the
+// caller holds an InterruptShield, so that a signal from here on is forwarded to the child.
 Spawned spawn(const Command &command, bool with_stdin) {
   if (command.argv.empty()) {
     throw Error("internal: empty command");
   }
+  throw_if_interrupted(program_name(command));
   int out_pipe[2];
   int err_pipe[2];
   int exec_pipe[2]; // reports an exec failure to the parent
@@ -372,9 +375,7 @@ public:
   ~RealConversation() override {
     if (!finished_) {
       ::kill(-child_.pid, SIGKILL);
-      if (child_.in >= 0) {
-        ::close(child_.in);
-      }
+      close_input();
       close_all(child_.fds);
       int status = 0;
       while (::waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
@@ -450,21 +451,16 @@ private:
 
 std::unique_ptr<Conversation> ProcessRunner::start(const Command &command) {
   throw Error("internal: this process runner cannot hold a conversation with " +
-              program_name(command));
+              (command.argv.empty() ? std::string("an empty command") : program_name(command)));
 }
 
 std::unique_ptr<Conversation> RealProcessRunner::start(const Command &command) {
-  throw_if_interrupted(program_name(command));
   return std::make_unique<RealConversation>(command);
 }
 
 ProcessResult RealProcessRunner::run(const Command &command) {
   // From here a signal is forwarded to the child instead of ending kopt at once.
   InterruptShield shield;
-  if (command.argv.empty()) {
-    throw Error("internal: empty command");
-  }
-  throw_if_interrupted(program_name(command));
   Spawned child = spawn(command, false);
   Watch watch;
   watch.pid = child.pid;
