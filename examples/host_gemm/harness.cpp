@@ -96,13 +96,8 @@ private:
 } // namespace
 
 int main(int argc, char **argv) {
-  kh::FamilySpec spec;
-  spec.impl = "host_gemm"; // family.json names no "impl", so it is the family's name
-  spec.candidate_id = kopt_generated::candidate_id();
-  spec.candidate_hash = kopt_generated::candidate_hash();
-  for (std::size_t i = 0; i < kopt_generated::kernel_count(); ++i) {
-    spec.kernels.emplace_back(kopt_generated::kernel_at(i).name);
-  }
+  // impl, id, hash, kernels, warmup and repeat: what family.json and the build already say.
+  kh::FamilySpec spec = kopt_generated::family_spec();
   spec.dispatch = [](const kh::Config &config) {
     const std::int64_t dims[] = {config.get_int("M"), config.get_int("N"), config.get_int("K")};
     return std::string(kopt_generated::dispatch(dims).name);
@@ -114,7 +109,5 @@ int main(int argc, char **argv) {
     }
     return std::make_unique<GemmProblem>(config, *kernel);
   };
-  spec.warmup = 1; // family.json's bench values, for runs by hand; kopt bench passes its own
-  spec.repeat = 7;
   return kh::run_main(argc, argv, spec);
 }

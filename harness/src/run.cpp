@@ -181,20 +181,11 @@ void log_result(std::ostream &log, const Config &config, const Result &result, s
 
 std::vector<Result> run_configs(const std::vector<Config> &configs, const Options &options,
                                 const FamilySpec &spec, std::ostream &log) {
-  // The golden is read before any run, so a golden for other configs fails at once; only these
-  // configs' entries are read (a tuning chunk is a few configs of a large golden).
-  std::optional<Golden> golden;
+  // The golden is indexed before any run, so a golden for other configs fails at once; its
+  // values are read while the configs run (a tuning chunk reads a few configs of a large golden).
+  std::optional<GoldenPrefetch> golden;
   if (!options.golden.empty()) {
-    std::set<std::string> keys;
-    for (const auto &config : configs) {
-      keys.insert(config.key());
-    }
-    golden = read_golden(options.golden, keys);
-    for (const auto &config : configs) {
-      if (!golden->find(config.key())) {
-        golden_output(*golden, config, 0); // throws the "no output for config" error
-      }
-    }
+    golden.emplace(options.golden, configs);
   }
   std::unique_ptr<Timer> timer = spec.make_timer ? spec.make_timer() : nullptr;
   if (!timer) {
@@ -222,7 +213,7 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
     std::vector<float> output =
         golden_run(*problem, *timer, config, options, golden.has_value(), result);
     if (golden) {
-      result.comparison = compare_with_golden(*problem, *golden, config);
+      result.comparison = compare_with_golden(*problem, golden->take(config), config);
     }
     if (options.mode == Mode::benchmark || options.mode == Mode::full_benchmark) {
       timed_runs(*problem, *timer, options, result);

@@ -56,7 +56,10 @@ std::string manifest_h(const spec::Family &family) {
                         {{"kernel_header", family.kernel_header},
                          {"signature", family.kernel_signature},
                          {"dispatch_dims", std::to_string(family.dispatch.size())},
-                         {"dispatch_columns", "{" + util::join(quoted, ", ") + "}"}});
+                         {"dispatch_columns", "{" + util::join(quoted, ", ") + "}"},
+                         {"impl", family.impl},
+                         {"warmup", std::to_string(family.warmup)},
+                         {"repeat", std::to_string(family.repeat)}});
 }
 
 std::string registry_cpp(const spec::Family &family, const std::vector<std::string> &compiled) {

@@ -44,7 +44,7 @@ public:
 struct GateOptions {
   double recheck_s = 600;         ///< wait between checks while no GPU is idle
   double give_up_s = 3600;        ///< stop waiting after this long
-  double sample_gap_s = 0.5;      ///< time between the two samples of one check
+  double sample_gap_s = 0.25;     ///< time between the two samples of one check
   double max_utilization_pct = 5; ///< "near 0"
   double tool_timeout_s = 60;     ///< a monitoring tool that runs longer has failed
 };

@@ -79,12 +79,19 @@ public:
   /// group of its own and forwards SIGINT / SIGTERM to it (util/interrupt.hpp): the child gets
   /// two seconds to end before SIGKILL, then run() throws util::Interrupted.
   virtual ProcessResult run(const Command &command) = 0;
+
+  /// Runs every command of `commands` and returns their results in the same order. The base
+  /// runner runs them one after another through run(), so a fake's script stays in order; the
+  /// real one runs up to `jobs` at once (0: one per CPU). The first error or interrupt is thrown
+  /// once every command has ended.
+  virtual std::vector<ProcessResult> run_all(const std::vector<Command> &commands, unsigned jobs);
 };
 
 /// The ProcessRunner that forks and executes real programs.
 class RealProcessRunner : public ProcessRunner {
 public:
   ProcessResult run(const Command &command) override;
+  std::vector<ProcessResult> run_all(const std::vector<Command> &commands, unsigned jobs) override;
   std::unique_ptr<Conversation> start(const Command &command) override;
 };
 

@@ -234,7 +234,7 @@ TEST_CASE("the gate reads nvidia-smi twice and binds with CUDA_VISIBLE_DEVICES")
   REQUIRE(report.ok());
   CHECK(report.tool == GpuTool::nvidia_smi);
   CHECK(runner.calls == std::vector<std::string>{kQuery, kApps, kQuery, kApps});
-  CHECK(clock.sleeps == std::vector<double>{0.5});
+  CHECK(clock.sleeps == std::vector<double>{0.25});
   REQUIRE(report.gpus.size() == 2);
   CHECK(report.gpus[0].reason == "compute process 602 (python3); utilisation 100% > 5%");
   CHECK(report.idle == std::vector<int>{1});
@@ -369,7 +369,7 @@ TEST_CASE("waiting ends as soon as a GPU turns idle") {
   REQUIRE(outcome.found);
   CHECK(outcome.gpu == 0);
   CHECK(outcome.tool == GpuTool::nvidia_smi);
-  CHECK(outcome.waited_s == doctest::Approx(0.5 + 60 + 0.5 + 60 + 0.5));
+  CHECK(outcome.waited_s == doctest::Approx(0.25 + 60 + 0.25 + 60 + 0.25));
 }
 
 TEST_CASE("the ctest resource spec lists one slot per idle GPU") {

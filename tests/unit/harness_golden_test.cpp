@@ -102,4 +102,36 @@ TEST_CASE("golden read errors name the file") {
   }
 }
 
+TEST_CASE("a prefetched golden hands over each config's entry, in any order, and only theirs") {
+  kopt::test::TempDir dir;
+  std::string path = (dir.path() / "golden.bin").string();
+  Golden golden;
+  golden.add("M=1,N=256", {1, 2, 3});
+  golden.add("M=2,N=256", {4});
+  golden.add("M=3,N=256", {5, 6});
+  write_golden(path, golden);
+  auto configs = parse_configs("M,N\n3,256\n1,256\n", "configs.csv");
+  {
+    GoldenPrefetch prefetch(path, configs);
+    Golden second = prefetch.take(configs[1]); // before the first: it waits for its own entry
+    CHECK(second.keys() == std::vector<std::string>{"M=1,N=256"});
+    CHECK(golden_output(second, configs[1], 3) == std::vector<float>{1, 2, 3});
+    CHECK(second.source() == path);
+    Golden first = prefetch.take(configs[0]);
+    CHECK(*first.find("M=3,N=256") == std::vector<float>{5, 6});
+  }
+  { GoldenPrefetch unused(path, configs); } // ended before anything was taken
+
+  // A config the golden lacks, or a bad file, is an error before any run.
+  auto more = parse_configs("M,N\n1,256\n9,256\n", "configs.csv");
+  REQUIRE_THROWS_WITH(GoldenPrefetch(path, more),
+                      (path + ": no output for config M=9,N=256 (configs.csv:3); the golden was "
+                              "written for other configs (first: M=1,N=256)")
+                          .c_str());
+  auto cut = dir.write("cut.bin", std::string("kopt-golden 1\n1\nM=1\n2\n\0\0\0\0", 24)).string();
+  auto one = parse_configs("M\n1\n", "configs.csv");
+  REQUIRE_THROWS_WITH(GoldenPrefetch(cut, one),
+                      (cut + ": truncated golden: config M=1 should hold 2 elements").c_str());
+}
+
 TEST_SUITE_END();

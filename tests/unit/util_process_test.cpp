@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sched.h>
@@ -203,4 +204,50 @@ TEST_CASE("a conversation left unfinished kills its child") {
     REQUIRE(child > 0);
   }
   CHECK(has_ended(child));
+}
+
+TEST_CASE("run_all runs its commands at once and answers in their order") {
+  TempDir dir;
+  std::string flag = (dir.path() / "flag").string();
+  // The first waits for a file that only the second makes: run one after the other, the
+  // first would run out of its time.
+  std::vector<Command> commands = {
+      {{"sh", "-c", "while [ ! -e '" + flag + "' ]; do sleep 0.01; done; echo first"}, {}, {}, 20},
+      {{"sh", "-c", "sleep 0.2; touch '" + flag + "'; echo second"}, {}, {}, 20},
+      {{"sh", "-c", "echo third >&2; exit 3"}, {}, {}, 20}};
+  RealProcessRunner runner;
+  std::vector<ProcessResult> results = runner.run_all(commands, 0);
+  REQUIRE(results.size() == 3);
+  CHECK_FALSE(results[0].timed_out);
+  CHECK(results[0].out == "first\n");
+  CHECK(results[1].out == "second\n");
+  CHECK(results[2].exit_code == 3);
+  CHECK(results[2].err == "third\n");
+}
+
+TEST_CASE("run_all: one command's error is thrown once every other has ended") {
+  TempDir dir;
+  std::string done = (dir.path() / "done").string();
+  std::vector<Command> commands = {{{}, {}, {}, 20},
+                                   {{"sh", "-c", "sleep 0.2; touch '" + done + "'"}, {}, {}, 20}};
+  RealProcessRunner runner;
+  REQUIRE_THROWS_WITH(runner.run_all(commands, 2), "internal: empty command");
+  CHECK(std::filesystem::exists(done));
+}
+
+TEST_CASE("the base runner's run_all runs its commands one after another, in order") {
+  struct Recording : kopt::util::ProcessRunner {
+    std::vector<std::string> ran;
+    ProcessResult run(const Command &command) override {
+      ran.push_back(command.argv.at(0));
+      ProcessResult result;
+      result.exit_code = 0;
+      result.out = command.argv.at(0);
+      return result;
+    }
+  } runner;
+  std::vector<ProcessResult> results = runner.run_all({{{"a"}}, {{"b"}}, {{"c"}}}, 0);
+  CHECK(runner.ran == std::vector<std::string>{"a", "b", "c"});
+  REQUIRE(results.size() == 3);
+  CHECK(results[2].out == "c");
 }

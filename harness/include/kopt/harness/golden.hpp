@@ -3,8 +3,10 @@
 #include "kopt/harness/config.hpp"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kopt::harness {
@@ -49,6 +51,28 @@ Golden read_golden(const std::string &path);
 /// of a few configs neither reads nor holds a whole family's golden; keys() lists the entries
 /// read. Throws as read_golden(path), for skipped entries too.
 Golden read_golden(const std::string &path, const std::set<std::string> &keys);
+
+/// A golden read on a thread of its own while the harness runs, entry by entry in the order of
+/// the configs it was made for: a comparison waits for its own entry only, not for the whole
+/// file, and each entry is let go once taken. The constructor reads the file's index (seeking
+/// past the values), so a bad file, or a config it holds no entry for, throws at once, as
+/// read_golden and golden_output do.
+class GoldenPrefetch {
+public:
+  GoldenPrefetch(const std::string &path, const std::vector<Config> &configs);
+  ~GoldenPrefetch();
+  GoldenPrefetch(const GoldenPrefetch &) = delete;
+  GoldenPrefetch &operator=(const GoldenPrefetch &) = delete;
+
+  /// Waits for `config`'s entry and returns a Golden holding it alone (once per config); throws
+  /// what stopped the reader, such as a file cut short since it was indexed.
+  Golden take(const Config &config);
+
+private:
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
+  std::thread reader_;
+};
 
 /// Returns `config`'s golden output; throws Error naming the golden file, the config's file:line
 /// and key when the golden has no entry for it (it was written for other configs), or when the
