@@ -1,6 +1,8 @@
 # Sourced by the device scripts: a copy of this family under $work with candidate 90, the
 # baseline 00 plus one comment line (same machine code, another content hash), configured and
 # built with the kopt install at $prefix; bench.rounds/repeat set when given. Logs go to $out.
+# KOPT_AA_CODE=NN: the family's own editable files are first replaced by candidate NN's, so that
+# BEST 00 and candidate 90 both run NN's code (the A/A of a later BEST, e.g. 17).
 #   copy_family ROOT WORK PREFIX OUT [ROUNDS] [REPEAT]
 copy_family() {
   local root=$1 work=$2 prefix=$3 out=$4 rounds=${5:-} repeat=${6:-}
@@ -11,6 +13,12 @@ copy_family() {
     ncu --version | tail -1; } >"$out/machine.txt" 2>&1
   rm -rf "$work" && mkdir -p "$work"
   cp -r "$root/examples/$family" "$work/src"
+  if [ -n "${KOPT_AA_CODE:-}" ]; then
+    local from="$work/src/candidates/$KOPT_AA_CODE"
+    [ -d "$from" ] || { echo "KOPT_AA_CODE=$KOPT_AA_CODE: no folder $from" >&2; return 1; }
+    find "$from" -maxdepth 1 -type f ! -name candidate.json -exec cp {} "$work/src/" \;
+    echo "the family's own files are candidate $KOPT_AA_CODE's: $(ls "$from" | tr '\n' ' ')"
+  fi
   python3 - "$work/src/family.json" "$rounds" "$repeat" <<'PY'
 import json, sys
 path, rounds, repeat = sys.argv[1:4]
