@@ -1,5 +1,6 @@
 #include "buildinfo/compile_launcher.hpp"
 
+#include "buildinfo/build_flags.hpp"
 #include "buildinfo/remote_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -228,6 +229,8 @@ int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
     return 127;
   }
   if (result.ok()) {
+    // What an instance was compiled with names the build its measurements measured.
+    record_instance_flags(command.argv, cwd);
     std::string depfile;
     std::string target;
     for (size_t i = 0; i + 1 < command.argv.size(); ++i) {

@@ -25,6 +25,7 @@ struct DecideOptions {
   std::optional<double> max_regression;
   bool allow_harness_time = false;
   bool allow_mixed_timers = false;
+  bool allow_mixed_builds = false;
   bool weight_by_count = false;
 };
 
@@ -54,6 +55,9 @@ Handler setup_decide(CLI::App &app) {
   app.add_flag("--allow-mixed-timers", options->allow_mixed_timers,
                "compare BEST and candidate measured by different timers (ncu and the CUPTI "
                "tracer); the verdict says so");
+  app.add_flag("--allow-mixed-builds", options->allow_mixed_builds,
+               "compare BEST and candidate whose instances were compiled with different flags "
+               "(measurement.json's build); the verdict says so");
   app.add_flag("--weight-by-count", options->weight_by_count,
                "weigh each config by the configs file's count column (kopt capture merge)");
   return [options](Context &context) {
@@ -72,6 +76,8 @@ Handler setup_decide(CLI::App &app) {
         options->allow_harness_time ? decide::HarnessTime::allow : decide::HarnessTime::refuse;
     thresholds.mixed_timers =
         options->allow_mixed_timers ? decide::MixedTimers::allow : decide::MixedTimers::refuse;
+    thresholds.mixed_builds =
+        options->allow_mixed_builds ? decide::MixedBuilds::allow : decide::MixedBuilds::refuse;
     thresholds.weighting =
         options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
     decide::Decision decision = round::decide_candidate(loaded, id, best, thresholds);

@@ -1,5 +1,6 @@
 #include "decide/decide.hpp"
 
+#include "buildinfo/build_flags.hpp"
 #include "decide/stats.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -46,6 +47,12 @@ std::string effective_source(const Measurement &m) {
     return "events";
   }
   return profile::to_string(m.measured_by);
+}
+
+// "a1b2c3d4e5f6 (-O3: c++ -O3 -DNDEBUG ...)": a build's hash, optimisation and flags.
+std::string build_label(const Measurement &m) {
+  buildinfo::BuildFlags build{m.build_flags, m.build};
+  return m.build + " (" + build.optimisation() + ": " + util::excerpt(m.build_flags, 160) + ")";
 }
 
 Decision failed(Decision d, std::string reason) {
@@ -250,6 +257,8 @@ Decision describe(const Measurement &best, const Measurement &candidate, const R
   d.target = request.target.empty() ? "global" : request.target;
   d.date = candidate.date;
   d.measured_by = profile::to_string(candidate.measured_by);
+  d.build = candidate.build;
+  d.build_flags = candidate.build_flags;
   d.options = options;
   return d;
 }
@@ -394,6 +403,12 @@ std::string not_comparable(const Pairing &p, const Options &options, const Measu
   if (!best.device.empty() && !candidate.device.empty() && best.device != candidate.device) {
     return "measured on different devices: BEST on " + best.device + ", candidate on " +
            candidate.device;
+  }
+  // A build's flags make its times: an unoptimised build's are no measure of an optimised one's.
+  if (!best.build.empty() && !candidate.build.empty() && best.build != candidate.build &&
+      options.mixed_builds == MixedBuilds::refuse) {
+    return "not comparable: BEST measured build " + build_label(best) + ", candidate build " +
+           build_label(candidate) + " (compare them anyway with --allow-mixed-builds)";
   }
   std::string best_source = effective_source(best);
   std::string candidate_source = effective_source(candidate);
@@ -774,6 +789,10 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
     d.reason += "; timers differ (BEST measured by " + effective_source(best) + ", candidate by " +
                 effective_source(candidate) + "), compared as asked";
   }
+  if (!best.build.empty() && !candidate.build.empty() && best.build != candidate.build) {
+    d.reason += "; builds differ (BEST " + build_label(best) + ", candidate " +
+                build_label(candidate) + "), compared as asked";
+  }
   return d;
 }
 
@@ -911,6 +930,8 @@ nlohmann::json to_json(const Decision &d) {
           {"target", d.target},
           {"date", d.date},
           {"measured_by", d.measured_by},
+          {"build", d.build},
+          {"build_flags", d.build_flags},
           {"method", to_string(d.method)},
           {"rounds", d.rounds},
           {"noise", d.options.noise},
@@ -918,6 +939,7 @@ nlohmann::json to_json(const Decision &d) {
           {"max_regression", d.options.max_regression},
           {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
           {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
+          {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
           {"verdict", to_string(d.verdict)},
           {"reason", d.reason},
           {"classes", classes},
@@ -1025,6 +1047,12 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
       j.contains("allow_mixed_timers") && util::json_field<bool>(j, "allow_mixed_timers", source)
           ? MixedTimers::allow
           : MixedTimers::refuse;
+  d.options.mixed_builds =
+      j.contains("allow_mixed_builds") && util::json_field<bool>(j, "allow_mixed_builds", source)
+          ? MixedBuilds::allow
+          : MixedBuilds::refuse;
+  d.build = util::json_field_or<std::string>(j, "build", "", source);
+  d.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
   d.reason = util::json_field<std::string>(j, "reason", source);

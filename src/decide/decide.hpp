@@ -33,6 +33,10 @@ enum class HarnessTime { refuse, allow };
 /// Whether measurements of different timers (ncu and the CUPTI tracer, say) may be compared.
 enum class MixedTimers { refuse, allow };
 
+/// Whether measurements of different builds (instances compiled with other flags: -O0 against
+/// -O3, say) may be compared.
+enum class MixedBuilds { refuse, allow };
+
 /// How configs weigh in a class's geomean: equally, or by the configs file's `count` column
 /// (call counts from `kopt capture merge`).
 enum class Weighting { equal, count };
@@ -45,6 +49,7 @@ struct Options {
   double max_regression = spec::defaults::keep_max_regression;
   HarnessTime harness_time = HarnessTime::refuse;
   MixedTimers mixed_timers = MixedTimers::refuse;
+  MixedBuilds mixed_builds = MixedBuilds::refuse;
   Weighting weighting = Weighting::equal;
 };
 
@@ -104,6 +109,8 @@ struct Decision {
   std::string target = "global";
   std::string date;        ///< the candidate measurement's date
   std::string measured_by; ///< the candidate measurement's source
+  std::string build;       ///< the candidate measurement's build (Measurement::build)
+  std::string build_flags; ///< and its flags
   Method method = Method::means;
   int rounds = 0; ///< side-by-side rounds behind the intervals (paired method)
   Options options;

@@ -1,5 +1,6 @@
 #include "ledger/ledger.hpp"
 
+#include "buildinfo/build_flags.hpp"
 #include "gen/text_template.hpp"
 #include "ledger/journal.hpp"
 #include "util/atomic_file.hpp"
@@ -138,14 +139,22 @@ ClassChange change_of(const decide::ClassRow &row) {
   return {row.config_class, row.best_us, row.candidate_us, row.change};
 }
 
-// What measured a row and on which machine ("ncu on NVIDIA H100 80GB HBM3"): kept rows of one
-// ledger may come from different machines, and their geomean column compares those too.
+// What measured a row, on which machine and which build ("ncu on NVIDIA H100 80GB HBM3, build
+// 1f2e3d4c5b6a (-O3)"): kept rows of one ledger may come from different machines and builds, and
+// their geomean column compares those too.
 std::string source_of(const profile::Measurement &m) {
   std::string source = profile::to_string(m.measured_by);
   if (!m.profiled) {
     source += " (unprofiled)";
   }
-  return m.device.empty() ? source : source + " on " + m.device;
+  if (!m.device.empty()) {
+    source += " on " + m.device;
+  }
+  if (!m.build.empty()) {
+    source += ", build " + m.build + " (" +
+              buildinfo::BuildFlags{m.build_flags, m.build}.optimisation() + ")";
+  }
+  return source;
 }
 
 // The kernels that served the target class (every class for global), sorted and distinct.
@@ -540,7 +549,7 @@ Applied apply_keep(State &s, const Decision &d, const spec::CandidateSpec &candi
     message += " (measured by " + row.measured_by + "; " + s.kept.back().candidate + "'s row by " +
                s.kept.back().measured_by +
                ": performance.md's geomean us of the two rows compare "
-               "machines, the change compares the candidates)";
+               "machines or builds, the change compares the candidates)";
   }
   s.kept.push_back(std::move(row));
   s.best = d.candidate;

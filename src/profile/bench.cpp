@@ -1,5 +1,6 @@
 #include "profile/bench.hpp"
 
+#include "buildinfo/build_flags.hpp"
 #include "profile/cupti_trace.hpp"
 #include "profile/harness_csv.hpp"
 #include "profile/ncu.hpp"
@@ -206,11 +207,14 @@ Conditions benchmark_conditions(const spec::Family &family, const RunSetup &setu
 namespace {
 
 // A run's measurement before it runs: who, where, when, and the configs file's columns.
-Measurement describe_run(const spec::Family &family, const std::string &id, HarnessMode mode,
-                         const RunSetup &setup) {
+Measurement describe_run(const spec::Family &family, const spec::Layout &layout,
+                         const std::string &id, HarnessMode mode, const RunSetup &setup) {
   Measurement m;
   m.family = family.name;
   m.candidate = id;
+  buildinfo::BuildFlags build = buildinfo::read_build_flags(layout.gen_dir(id));
+  m.build = build.hash;
+  m.build_flags = build.flags;
   bool host = family.backend == spec::Backend::host;
   m.measured_by = host ? Source::chrono : Source::events;
   m.profiled = host;
@@ -324,7 +328,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   // A signal that came between two runs (under bench_candidate's shield) stops here, before the
   // next harness starts.
   util::throw_if_interrupted("candidate " + id + "'s harness");
-  Measurement m = describe_run(family, id, mode, setup);
+  Measurement m = describe_run(family, layout, id, mode, setup);
   bool host = family.backend == spec::Backend::host;
 
   fs::path harness = layout.harness(id);
@@ -527,7 +531,7 @@ public:
   // finish() reads the trace, or failed (and then the process has ended).
   Measurement round(const fs::path &run_dir) {
     util::throw_if_interrupted("candidate " + id_ + "'s harness");
-    Measurement m = describe_run(family_, id_, HarnessMode::benchmark, setup_);
+    Measurement m = describe_run(family_, layout_, id_, HarnessMode::benchmark, setup_);
     fs::create_directories(run_dir);
     fs::path csv = run_dir / "results.csv";
     fs::remove(csv); // a stale file must never pass for this round's results

@@ -185,6 +185,8 @@ nlohmann::json to_json(const Measurement &m) {
           {"driver", m.driver},
           {"clocks", m.clocks},
           {"date", m.date},
+          {"build", m.build},
+          {"build_flags", m.build_flags},
           {"warmup", m.warmup},
           {"repeat", m.repeat},
           {"paired_best", m.paired_best},
@@ -208,6 +210,8 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   // Written since samples were kept; older measurements lack them and still load.
   m.driver = util::json_field_or<std::string>(j, "driver", "", source);
   m.clocks = util::json_field_or<std::string>(j, "clocks", "", source);
+  m.build = util::json_field_or<std::string>(j, "build", "", source);
+  m.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
   m.warmup = static_cast<int>(util::json_int_in_or(j, "warmup", 0, 1000000, 0, source));
   m.repeat = static_cast<int>(util::json_int_in_or(j, "repeat", 0, 1000000, 0, source));
   m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);

@@ -60,8 +60,13 @@ struct Measurement {
   std::string driver;   ///< the GPU driver's version; "" on host or when unknown
   std::string clocks;   ///< the GPU's clocks when the run began (e.g. "sm 1980 MHz, mem 2619 MHz")
   std::string date;     ///< ISO 8601, UTC
-  int warmup = 0;       ///< untimed runs per config before each round's timed ones
-  int repeat = 0;       ///< timed runs per config and round; 0 in older measurements
+  /// The build it measured (buildinfo::BuildFlags): the hash of the flags its instances were
+  /// compiled with, and the flags; "" when the build recorded none (built without kopt's
+  /// launcher, or by an older kopt).
+  std::string build;
+  std::string build_flags;
+  int warmup = 0; ///< untimed runs per config before each round's timed ones
+  int repeat = 0; ///< timed runs per config and round; 0 in older measurements
   /// BEST's id and hash when this candidate was measured side by side with BEST (BEST's own
   /// samples are then in the same folder, see spec::Layout::paired_best); empty otherwise.
   std::string paired_best;

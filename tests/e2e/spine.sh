@@ -56,6 +56,14 @@ keep() {
   cmake --build "$b1" --target candidate_01_bench >"$WORK/bench01.log" 2>&1 ||
     { cat "$WORK/bench01.log"; fail "candidate_01_bench"; }
   [ -f "$state/results/01/measurement.json" ] || fail "no measurement for 01"
+  # The measurement names its build: the flags 01's instances were compiled with (Release).
+  python3 - "$state/results/01/measurement.json" <<'PY' || fail "measurement.json names no build"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert len(m["build"]) == 12, m["build"]
+assert " -O3 " in m["build_flags"] + " " and "<candidate>" in m["build_flags"], m["build_flags"]
+assert "/instances/" not in m["build_flags"] and " -o " not in m["build_flags"], m["build_flags"]
+PY
   ctest --test-dir "$b1" -L keep -R '^candidate_01\.' --output-on-failure >"$WORK/keep01.log" 2>&1 ||
     { cat "$WORK/keep01.log"; fail "candidate_01.keep should pass"; }
   "$KOPT" decide "${kopt_family[@]}" --candidate 01 --json >"$WORK/decide01.json" || true

@@ -272,6 +272,32 @@ TEST_CASE("failed: no comparable measurement") {
     Decision back = kopt::decide::decision_from_json(kopt::decide::to_json(d), "decision.json");
     CHECK(back.options.mixed_timers == kopt::decide::MixedTimers::allow);
   }
+  SUBCASE("two builds: refused unless asked, and then the verdict says so") {
+    Measurement b = measured("00");
+    b.build = "aaaaaaaaaaaa";
+    b.build_flags = "/usr/bin/c++ -std=c++17";
+    Measurement c = measured("01", 0.5, 0.5);
+    c.build = "bbbbbbbbbbbb";
+    c.build_flags = "/usr/bin/c++ -O3 -DNDEBUG -std=c++17";
+    Decision refused = decide(b, c, request());
+    CHECK(refused.verdict == Verdict::failed);
+    CHECK(refused.reason ==
+          "not comparable: BEST measured build aaaaaaaaaaaa (-O0 (no -O): /usr/bin/c++ "
+          "-std=c++17), candidate build bbbbbbbbbbbb (-O3: /usr/bin/c++ -O3 -DNDEBUG -std=c++17) "
+          "(compare them anyway with --allow-mixed-builds)");
+    Options asked;
+    asked.mixed_builds = kopt::decide::MixedBuilds::allow;
+    Decision d = decide(b, c, request(), asked);
+    CHECK(d.verdict == Verdict::keep);
+    CHECK(d.reason.find("; builds differ (BEST aaaaaaaaaaaa") != std::string::npos);
+    CHECK(d.build == "bbbbbbbbbbbb");
+    Decision back = kopt::decide::decision_from_json(kopt::decide::to_json(d), "decision.json");
+    CHECK(back.options.mixed_builds == kopt::decide::MixedBuilds::allow);
+    CHECK(back.build_flags == c.build_flags);
+    // A side whose build is unknown (an older measurement) is compared, as before.
+    b.build.clear();
+    CHECK(decide(b, c, request()).verdict == Verdict::keep);
+  }
   SUBCASE("a target class the measurement lacks") {
     Decision d = decide(measured("00"), measured("01", 0.9, 0.9), request("huge"));
     CHECK(d.verdict == Verdict::failed);

@@ -168,6 +168,21 @@ TEST_CASE("a keep makes the candidate BEST and adds a row") {
   CHECK(kopt::test::nonempty_lines(files.attempts()) == 3);
 }
 
+TEST_CASE("a row names the build it measured, and a keep of another build says so") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  Measurement best = measured("00");
+  Measurement candidate = measured("01", 0.9, 0.9);
+  best.build = candidate.build = "0123456789ab";
+  best.build_flags = candidate.build_flags = "/usr/bin/c++ -O3 -DNDEBUG";
+  Recorded r = attempt(files, best, candidate);
+  REQUIRE(r.state.kept.size() == 2);
+  CHECK(r.state.kept[1].measured_by == "ncu on NVIDIA H100, build 0123456789ab (-O3)");
+  CHECK(r.message.find("00's row by ncu on NVIDIA H100:") != std::string::npos);
+  CHECK(kopt::util::read_file(files.performance()).find("build 0123456789ab (-O3)") !=
+        std::string::npos);
+}
+
 TEST_CASE("a keep measured on another machine than BEST's row says so; its row names the GPU") {
   kopt::test::TempDir dir;
   Files files = baseline(dir);
@@ -177,7 +192,7 @@ TEST_CASE("a keep measured on another machine than BEST's row says so; its row n
   Recorded r = attempt(files, best, candidate);
   CHECK(r.message == "01 kept: BEST is now 01 (measured by ncu on NVIDIA H200; 00's row by ncu "
                      "on NVIDIA H100: performance.md's geomean us of the two rows compare "
-                     "machines, the change compares the candidates)");
+                     "machines or builds, the change compares the candidates)");
   REQUIRE(r.state.kept.size() == 2);
   CHECK(r.state.kept[0].measured_by == "ncu on NVIDIA H100");
   CHECK(r.state.kept[1].measured_by == "ncu on NVIDIA H200");
