@@ -283,6 +283,27 @@ macro(_kopt_family_settings name)
   endif()
 endmacro()
 
+# <build>/kopt/<name>.family.json: where the family's spec and state are, so that kopt run from
+# the build folder (or a folder under it) finds them without --spec and --state-dir.
+function(_kopt_register_family name)
+  set(fields "")
+  foreach(pair "name;${name}" "spec;${spec}" "state_dir;${state}" "ledger;${ledger}"
+               "build_dir;${CMAKE_BINARY_DIR}")
+    list(GET pair 0 key)
+    list(LENGTH pair n)
+    set(value "")
+    if(n GREATER 1)
+      list(GET pair 1 value)
+    endif()
+    string(REPLACE "\\" "\\\\" value "${value}")
+    string(REPLACE "\"" "\\\"" value "${value}")
+    list(APPEND fields "  \"${key}\": \"${value}\"")
+  endforeach()
+  list(JOIN fields ",\n" body)
+  file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/kopt/${name}.family.json" CONTENT "{\n${body}\n}\n"
+       @ONLY)
+endfunction()
+
 # Configure time: validates the spec and generates every candidate (bad specs fail here, with
 # kopt's message naming the file and field), then reads the generated targets.cmake
 # (KOPT_<name>_*). A macro, so that targets.cmake's variables reach kopt_add_family.
@@ -593,4 +614,5 @@ function(kopt_add_family name)
     add_subdirectory("${state}/imported" "${state}/imported-build")
   endif()
   _kopt_family_tests(${name})
+  _kopt_register_family(${name})
 endfunction()

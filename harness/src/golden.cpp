@@ -240,7 +240,19 @@ GoldenPrefetch::~GoldenPrefetch() {
     std::lock_guard lock(shared_->mutex);
     shared_->stop = true;
   }
-  reader_.join();
+  if (reader_.joinable()) {
+    reader_.join();
+  }
+}
+
+void GoldenPrefetch::wait_all() {
+  if (reader_.joinable()) {
+    reader_.join();
+  }
+  std::lock_guard lock(shared_->mutex);
+  if (shared_->error) {
+    std::rethrow_exception(shared_->error);
+  }
 }
 
 Golden GoldenPrefetch::take(const Config &config) {

@@ -191,6 +191,11 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   if (!timer) {
     timer = std::make_unique<ChronoTimer>();
   }
+  if (golden && timer->runs_on_host()) {
+    // A host run is timed, and its CPU time and threads checked, in this process: the reader
+    // must be done before the first run, or its work would count as the kernel's.
+    golden->wait_all();
+  }
   log << "harness: timed by " << timer->name() << "\n";
   const DeviceIdentity device = timer->device();
   if (!device.arch.empty()) {

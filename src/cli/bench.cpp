@@ -42,7 +42,7 @@ struct BenchOptions {
 };
 
 void add_bench_options(CLI::App &app, BenchOptions &options) {
-  options.family.add_to(app);
+  options.family.add_to(app, &options.build_dir);
   auto *candidate = app.add_option(
       "--candidate", options.candidate,
       "the candidate id to benchmark, side by side with BEST (alone when it is BEST)");

@@ -27,7 +27,7 @@ struct CheckOptions {
 
 Handler setup_check(CLI::App &app) {
   auto options = std::make_shared<CheckOptions>();
-  options->family.add_to(app);
+  options->family.add_to(app, &options->build_dir);
   app.add_option("--candidate", options->candidate, "the candidate id to check")->required();
   app.add_option("--build-dir", options->build_dir,
                  "the build tree: its ninja deps prove which sources the candidate compiled");

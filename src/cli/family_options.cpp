@@ -7,21 +7,28 @@
 #include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
+#include "util/json_file.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <ostream>
 
 namespace kopt::cli {
 
-void FamilyOptions::add_to(CLI::App &app) {
-  app.add_option("--spec", spec, "the family's family.json")->required();
+void FamilyOptions::add_to(CLI::App &app, std::string *subcommand_build_dir) {
+  build_dir = subcommand_build_dir;
+  app.add_option("--spec", spec,
+                 "the family's family.json (default: the family configured in this build folder)");
   app.add_option("--state-dir", state_dir,
-                 "the family's state folder in the build tree (<build>/kopt/<family>)")
-      ->required();
+                 "the family's state folder in the build tree (<build>/kopt/<family>; default: "
+                 "as configured in this build folder)");
+  app.add_option(
+      "--family", family,
+      "which family of the build folder, when it holds several (kopt_add_family's name)");
   app.add_option("--ledger", ledger, "the ledger folder (default: <state-dir>/ledger)");
   app.add_option("--gpu-wait-min", gpu_wait_min,
                  "GPU families: minutes to wait for an idle GPU (re-checked every 10 min)")
@@ -29,15 +36,115 @@ void FamilyOptions::add_to(CLI::App &app) {
       ->capture_default_str();
 }
 
-void FamilyOptions::require_state_dir() const {
-  if (!std::filesystem::is_directory(state_dir)) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The families kopt_add_family registered in build folder `dir`, by name.
+std::map<std::string, nlohmann::json> registered_families(const fs::path &dir) {
+  std::map<std::string, nlohmann::json> families;
+  std::error_code ec;
+  if (!fs::is_directory(dir / "kopt", ec)) {
+    return families;
+  }
+  for (const auto &entry : fs::directory_iterator(dir / "kopt", ec)) {
+    const std::string file = entry.path().filename().string();
+    const std::string suffix = ".family.json";
+    if (file.size() > suffix.size() && file.ends_with(suffix)) {
+      nlohmann::json j = util::read_json(entry.path());
+      families[util::json_field<std::string>(j, "name", entry.path().string())] = j;
+    }
+  }
+  return families;
+}
+
+// The build folder to look in: `start` or the nearest folder above it with a CMakeCache.txt
+// and registered families; "" when there is none.
+fs::path find_build_folder(const fs::path &start) {
+  std::error_code ec;
+  for (fs::path dir = fs::absolute(start).lexically_normal(); !dir.empty();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir / "CMakeCache.txt", ec) && !registered_families(dir).empty()) {
+      return dir;
+    }
+    if (dir == dir.root_path()) {
+      break;
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+void FamilyOptions::resolve() {
+  if (!spec.empty() && !state_dir.empty()) {
+    return;
+  }
+  if (!spec.empty() || !state_dir.empty()) {
+    throw Error(std::string(spec.empty() ? "--state-dir" : "--spec") + " was given without " +
+                (spec.empty() ? "--spec" : "--state-dir") +
+                ": give both, or neither from a build folder where kopt_add_family configured "
+                "the family");
+  }
+  const bool given = build_dir && !build_dir->empty();
+  const fs::path start = given ? fs::path(*build_dir) : fs::current_path();
+  const fs::path root = find_build_folder(start);
+  if (root.empty()) {
+    throw Error("no family given (--spec and --state-dir) and none configured in " +
+                fs::absolute(start).lexically_normal().string() +
+                (given ? "" : " or a folder above it") +
+                ": run kopt from a build folder where kopt_add_family configured a family (it "
+                "writes <build>/kopt/<name>.family.json), or give --spec and --state-dir");
+  }
+  std::map<std::string, nlohmann::json> families = registered_families(root);
+  std::vector<std::string> names;
+  for (const auto &[name, j] : families) {
+    names.push_back(name);
+  }
+  if (family.empty() && families.size() > 1) {
+    throw Error("the build folder " + root.string() + " holds the families " +
+                util::join(names, ", ") + ": name one with --family");
+  }
+  auto at = family.empty() ? families.begin() : families.find(family);
+  if (at == families.end()) {
+    throw Error("--family " + family + ": no such family in the build folder " + root.string() +
+                " (it holds " + util::join(names, ", ") + ")");
+  }
+  const std::string where = (root / "kopt" / (at->first + ".family.json")).string();
+  spec = util::json_field<std::string>(at->second, "spec", where);
+  state_dir = util::json_field<std::string>(at->second, "state_dir", where);
+  if (ledger.empty()) {
+    ledger = util::json_field_or<std::string>(at->second, "ledger", "", where);
+  }
+  if (build_dir && build_dir->empty()) {
+    *build_dir = util::json_field_or<std::string>(at->second, "build_dir", root.string(), where);
+  }
+}
+
+void FamilyOptions::require_state_dir() {
+  resolve();
+  std::error_code ec;
+  if (!fs::is_directory(state_dir, ec)) {
     throw Error("--state-dir " + state_dir +
                 ": no such folder (the family's state folder, <build>/kopt/<family>, is made "
                 "when its build is configured)");
   }
+  // An empty folder is a state with nothing in it yet; a folder of other things (the source
+  // or the build folder, say) is the wrong one, and must not read as an empty ledger.
+  bool known = fs::is_empty(state_dir, ec);
+  for (const char *part : {"targets.cmake", "gen", "ledger", "results"}) {
+    known = known || fs::exists(fs::path(state_dir) / part, ec);
+  }
+  if (!known) {
+    throw Error("--state-dir " + state_dir +
+                ": not a family's state folder (it holds no targets.cmake, gen/, ledger/ or "
+                "results/; the state folder is <build>/kopt/<family>, made when its build is "
+                "configured)");
+  }
 }
 
-LoadedFamily load_family(const FamilyOptions &options) {
+LoadedFamily load_family(FamilyOptions &options) {
+  options.resolve();
   return round::load(options.spec, options.state_dir, options.ledger);
 }
 

@@ -18,26 +18,38 @@ class App;
 
 namespace kopt::cli {
 
-/// The options every family subcommand takes: --spec, --state-dir and --ledger.
+/// The options every family subcommand takes: --spec, --state-dir and --ledger, or none of them
+/// in a build folder (and --family where it holds several).
 struct FamilyOptions {
   std::string spec;
   std::string state_dir;
   std::string ledger;
+  std::string family;       ///< --family: which of the build folder's families
   double gpu_wait_min = 60; ///< how long the GPU gate waits for an idle GPU
+  /// The subcommand's --build-dir, when it has one: where the family is looked for first, and
+  /// set to the family's build folder when the family was found from there.
+  std::string *build_dir = nullptr;
 
-  /// Adds --spec and --state-dir (both required), --ledger and --gpu-wait-min to `app`.
-  void add_to(CLI::App &app);
+  /// Adds --spec, --state-dir, --family, --ledger and --gpu-wait-min to `app`; `build_dir` is
+  /// the subcommand's own --build-dir, if it has one.
+  void add_to(CLI::App &app, std::string *build_dir = nullptr);
 
-  /// Throws kopt::Error when --state-dir is not a folder: a mistyped path must not read as a
-  /// family with nothing recorded yet.
-  void require_state_dir() const;
+  /// Fills in --spec and --state-dir (and --ledger) when neither was given, from what
+  /// kopt_add_family wrote in the build folder (<build>/kopt/<name>.family.json): the
+  /// subcommand's --build-dir, else the current folder or the nearest folder above it that is a
+  /// build folder. Throws kopt::Error saying what to give when it cannot.
+  void resolve();
+
+  /// Resolves, then throws kopt::Error when --state-dir is not a family's state folder: a
+  /// mistyped path must not read as a family with nothing recorded yet.
+  void require_state_dir();
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
 using round::LoadedFamily;
 
-/// Loads family.json, discovers the candidates and builds the layout.
-LoadedFamily load_family(const FamilyOptions &options);
+/// Resolves `options`, loads family.json, discovers the candidates and builds the layout.
+LoadedFamily load_family(FamilyOptions &options);
 
 /// Where a harness run of this family happens: for host families the CPU kopt is on; for GPU
 /// families the GPU ctest allocated, or the most idle one the gate finds (waiting up to

@@ -20,8 +20,8 @@ Handler setup_ledger(CLI::App &app) {
   options->add_to(*rebuild);
   return [options](Context &context) {
     // Only the family file and the ledger are read, as for status.
-    spec::Family family = spec::load_family(options->spec);
     options->require_state_dir();
+    spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
     ledger::Recorded rebuilt = ledger::rebuild(ledger::Files{layout.ledger}, family.name);
     if (context.json) {

@@ -17,8 +17,8 @@ Handler setup_log(CLI::App &app) {
   options->add_to(app);
   return [options](Context &context) {
     // As status: only family.json and the ledger are read.
-    spec::Family family = spec::load_family(options->spec);
     options->require_state_dir();
+    spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
     std::vector<report::Attempt> attempts =
         report::read_attempts(ledger::Files{layout.ledger}.attempts());

@@ -25,8 +25,9 @@ struct ReportCliOptions {
 
 Handler setup_report(CLI::App &app) {
   auto options = std::make_shared<ReportCliOptions>();
-  options->family.add_to(app);
-  app.add_option("--out", options->out, "the HTML file to write (atomically)")->required();
+  options->family.add_to(app, &options->build_dir);
+  app.add_option("--out", options->out,
+                 "the HTML file to write (atomically; default: <state-dir>/report.html)");
   app.add_option("--build-dir", options->build_dir,
                  "the ninja build folder whose newest run the compile waterfall shows");
   app.add_option("--heuristic", options->heuristic,
@@ -36,8 +37,11 @@ Handler setup_report(CLI::App &app) {
   return [options](Context &context) {
     // Only family.json and the state folder are read: a broken candidate folder must not hide
     // the loop's figures.
-    spec::Family family = spec::load_family(options->family.spec);
     options->family.require_state_dir();
+    spec::Family family = spec::load_family(options->family.spec);
+    if (options->out.empty()) {
+      options->out = (std::filesystem::path(options->family.state_dir) / "report.html").string();
+    }
     spec::Layout layout(options->family.state_dir, options->family.ledger);
     options->report.build_dir = options->build_dir;
     options->report.heuristic = options->heuristic;

@@ -21,7 +21,7 @@ struct RoundCliOptions {
 
 Handler setup_round(CLI::App &app) {
   auto options = std::make_shared<RoundCliOptions>();
-  options->family.add_to(app);
+  options->family.add_to(app, &options->round.build_dir);
   app.add_option("--id", options->round.id, "the candidate to run the round of")->required();
   app.add_option("--build-dir", options->round.build_dir,
                  "build the harnesses in this tree first and prove their sources (ninja deps)");
@@ -33,6 +33,7 @@ Handler setup_round(CLI::App &app) {
                  "stop after this many consecutive measured regressions (default 5)")
       ->check(whole_number(1));
   return [options](Context &context) {
+    options->family.resolve();
     round::RoundOptions request = options->round;
     request.spec = options->family.spec;
     request.state_dir = options->family.state_dir;

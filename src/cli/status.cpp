@@ -17,8 +17,8 @@ Handler setup_status(CLI::App &app) {
   return [options](Context &context) {
     // Only the family file and the ledger are read: a broken candidate folder must not hide
     // the loop's state.
-    spec::Family family = spec::load_family(options->spec);
     options->require_state_dir();
+    spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
     ledger::Files files{layout.ledger};
     std::optional<ledger::State> state = ledger::read_state(files);

@@ -16,6 +16,7 @@ Handler setup_resource_usage(CLI::App &app);
 Handler setup_gen_instances(CLI::App &app);
 Handler setup_gpus(CLI::App &app);
 Handler setup_import(CLI::App &app);
+Handler setup_init(CLI::App &app);
 Handler setup_launch_compile(CLI::App &app);
 Handler setup_resources(CLI::App &app);
 Handler setup_decide(CLI::App &app);

@@ -39,7 +39,7 @@ size_t stale_rows(const tune::TuneReport &report) {
 
 Handler setup_tune(CLI::App &app) {
   auto options = std::make_shared<TuneCliOptions>();
-  options->family.add_to(app);
+  options->family.add_to(app, &options->build_dir);
   app.add_option("--candidate", options->tune.candidate,
                  "the candidate whose harness runs (default: the baseline)");
   app.add_option("--kernels", options->kernels, "comma-separated instances (default: every one)");

@@ -341,9 +341,10 @@ RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
       return stopped_before(loaded, id, *state);
     }
     ledger::Best best = loaded.best();
-    if (id == best.id) {
+    if (id == best.id && best.recorded) {
       throw Error("candidate " + id + " is BEST: nothing to measure against");
     }
+    // The baseline before the ledger has a state: measured alone and recorded as BEST.
     Measured measured;
     decide::Decision decision;
     {

@@ -23,8 +23,11 @@ grep -q "kopt: error: bench: unknown option '--frobnicate'" "$WORK/err" || { cat
 run 2 "$KOPT" tune "${fam[@]}" --chunck 4
 grep -q "unknown option '--chunck', did you mean '--chunk'?" "$WORK/err" || { cat "$WORK/err"; fail "no hint"; }
 echo "--- a missing required option and a bad value exit 2 too (not CLI11's 106 / 105)"
-run 2 "$KOPT" bench --candidate 01
-grep -q "kopt: error: bench: --spec is required" "$WORK/err" || { cat "$WORK/err"; fail "required"; }
+(cd "$WORK" && run 2 "$KOPT" bench --candidate 01)
+grep -q "kopt: error: no family given (--spec and --state-dir) and none configured in $WORK or a folder above it" \
+  "$WORK/err" || { cat "$WORK/err"; fail "no family, no build folder"; }
+run 2 "$KOPT" bench --spec "$spec" --candidate 01
+grep -q "kopt: error: --spec was given without --state-dir" "$WORK/err" || { cat "$WORK/err"; fail "half a family"; }
 run 2 "$KOPT" bench "${fam[@]}" --rounds one
 echo "--- numeric options are finite and in range: nan, inf and negatives exit 2, naming the range"
 for args in "decide --candidate 01 --noise nan" "decide --candidate 01 --confidence inf" \
@@ -57,6 +60,9 @@ for sub in status ls log; do
   run 2 "$KOPT" $sub --spec "$spec" --state-dir "$WORK/stat" --json
   grep -q -- "--state-dir $WORK/stat: no such folder" "$WORK/err" || { cat "$WORK/err"; fail "$sub: state dir"; }
 done
+echo "--- a folder that is not a family's state folder is told apart from an empty ledger"
+run 2 "$KOPT" status --spec "$spec" --state-dir "$family_src"
+grep -q -- "--state-dir $family_src: not a family's state folder" "$WORK/err" || { cat "$WORK/err"; fail "wrong folder"; }
 
 echo "--- heuristic eval: one --ties"
 run 0 "$KOPT" heuristic eval --help

@@ -71,6 +71,8 @@ TEST_CASE("--json with invalid UTF-8 in the error prints JSON and exits 2, never
     CHECK(j.at("error").get<std::string>().find("--\xef\xbf\xbdx") != std::string::npos);
   }
   SUBCASE("a file name in a kopt::Error") {
+    std::filesystem::create_directories(tmp.path() /
+                                        "ledger"); // a state folder, so the spec is read
     CliRun run = run_cli({"status", "--json", "--spec", (tmp.path() / "x\xff.json").string(),
                           "--state-dir", tmp.path().string()});
     CHECK(run.rc == 2);

@@ -121,6 +121,11 @@ TEST_CASE("a prefetched golden hands over each config's entry, in any order, and
     CHECK(*first.find("M=3,N=256") == std::vector<float>{5, 6});
   }
   { GoldenPrefetch unused(path, configs); } // ended before anything was taken
+  {
+    GoldenPrefetch read(path, configs);
+    read.wait_all(); // every entry read, the reader gone (a host run's timing needs that)
+    CHECK(*read.take(configs[0]).find("M=3,N=256") == std::vector<float>{5, 6});
+  }
 
   // A config the golden lacks, or a bad file, is an error before any run.
   auto more = parse_configs("M,N\n1,256\n9,256\n", "configs.csv");

@@ -64,6 +64,9 @@ public:
   GoldenPrefetch(const GoldenPrefetch &) = delete;
   GoldenPrefetch &operator=(const GoldenPrefetch &) = delete;
 
+  /// Waits until every entry is read and the reader's thread has ended; throws what stopped it.
+  void wait_all();
+
   /// Waits for `config`'s entry and returns a Golden holding it alone (once per config); throws
   /// what stopped the reader, such as a file cut short since it was indexed.
   Golden take(const Config &config);

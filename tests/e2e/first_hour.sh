@@ -1,0 +1,73 @@
+# A new user's first hour, as the README tells it: `kopt init` makes a family in a project of
+# their own that sets no build type; the baseline, a candidate made from an edit of the kernel and
+# its verdict follow, every kopt command run from the build folder with neither --spec nor
+# --state-dir. The instances compile optimised, and measurement.json names the build.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+need python3
+
+p=$WORK/project
+mkdir -p "$p"
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(mine LANGUAGES CXX)\nadd_subdirectory(kernels/axpy)\n' \
+  >"$p/CMakeLists.txt"
+
+echo "--- kopt init: the family's files, and what to do next"
+(cd "$p" && "$KOPT" init kernels/axpy >"$WORK/init.txt") || { cat "$WORK/init.txt"; fail "init"; }
+for f in family.json axpy_kernel.hpp instance.cpp.in harness.cpp configs.csv CMakeLists.txt \
+  candidates/00/candidate.json; do
+  [ -f "$p/kernels/axpy/$f" ] || fail "init wrote no $f"
+done
+grep -q "kopt round --id 00" "$WORK/init.txt" || { cat "$WORK/init.txt"; fail "no next step"; }
+echo "--- a second init there keeps every file (nothing written, the files named)"
+cp "$p/kernels/axpy/harness.cpp" "$WORK/harness.before"
+echo "// mine" >>"$p/kernels/axpy/harness.cpp"
+if (cd "$p" && "$KOPT" init kernels/axpy >"$WORK/again.txt" 2>&1); then fail "init over a family"; fi
+grep -q "kernels/axpy/harness.cpp.* already there: nothing was written" "$WORK/again.txt" ||
+  { cat "$WORK/again.txt"; fail "second init's message"; }
+tail -1 "$p/kernels/axpy/harness.cpp" | grep -q "// mine" || fail "init overwrote the user's edit"
+cp "$WORK/harness.before" "$p/kernels/axpy/harness.cpp"
+
+echo "--- configure with no build type: -O3, and configure says so"
+cmake -S "$p" -B "$p/build" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" >"$WORK/configure.log" 2>&1 ||
+  { cat "$WORK/configure.log"; fail "configure"; }
+grep -q "CMAKE_BUILD_TYPE is not set, so the family's candidates compile with -O3" "$WORK/configure.log" ||
+  { cat "$WORK/configure.log"; fail "no notice"; }
+
+cd "$p/build"
+echo "--- the baseline from the build folder: kopt round --id 00 builds, measures and records it"
+"$KOPT" round --id 00 --rounds 2 >"$WORK/r00.txt" 2>&1 || { cat "$WORK/r00.txt"; fail "round 00"; }
+"$KOPT" status >"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status"; }
+grep -q "BEST: 00 " "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "00 is not BEST"; }
+grep -q "build [0-9a-f]\{12\} (-O3)" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status names no -O3 build"; }
+python3 - kopt/axpy/results/00/measurement.json <<'PY' || fail "measurement.json names no optimised build"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert len(m["build"]) == 12 and " -O3" in m["build_flags"], (m["build"], m["build_flags"])
+PY
+
+echo "--- a candidate from an edit of the kernel, and its verdict"
+cp ../kernels/axpy/axpy_kernel.hpp "$WORK/edited.hpp"
+sed -i 's/^template <int UNROLL> void axpy_kernel/\/\/ The loop, unrolled by the compiler too.\ntemplate <int UNROLL> void axpy_kernel/' "$WORK/edited.hpp"
+(cd ../kernels/axpy && diff -u axpy_kernel.hpp "$WORK/edited.hpp" | sed "s|$WORK/edited.hpp|axpy_kernel.hpp|") \
+  >"$WORK/change.diff" || true
+[ -s "$WORK/change.diff" ] || fail "the edit made no patch"
+"$KOPT" new --id 01 --base 00 --from-patch "$WORK/change.diff" --hypothesis "a comment: the same code" \
+  >"$WORK/new.txt" 2>&1 || { cat "$WORK/new.txt"; fail "new"; }
+"$KOPT" round --id 01 --rounds 2 --json >"$WORK/r01.json" 2>"$WORK/r01.err" || true
+python3 - "$WORK/r01.json" <<'PY' || { cat "$WORK/r01.err"; fail "no verdict for 01"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] in ("keep", "tie", "regression"), r
+PY
+"$KOPT" log >"$WORK/log.txt" || fail "log"
+grep -q "01" "$WORK/log.txt" || { cat "$WORK/log.txt"; fail "01 not in the log"; }
+"$KOPT" report >"$WORK/report.txt" || { cat "$WORK/report.txt"; fail "report"; }
+[ -s kopt/axpy/report.html ] || fail "no report at the state folder"
+
+echo "--- a wrong --state-dir is told apart from an empty ledger"
+if "$KOPT" status --spec ../kernels/axpy/family.json --state-dir "$p" >"$WORK/wrong.txt" 2>&1; then
+  fail "status with the project folder as state"
+fi
+grep -q "not a family's state folder" "$WORK/wrong.txt" || { cat "$WORK/wrong.txt"; fail "wrong folder message"; }
+echo "PASS"
