@@ -70,4 +70,12 @@ if "$KOPT" status --spec ../kernels/axpy/family.json --state-dir "$p" >"$WORK/wr
   fail "status with the project folder as state"
 fi
 grep -q "not a family's state folder" "$WORK/wrong.txt" || { cat "$WORK/wrong.txt"; fail "wrong folder message"; }
+if command -v nvcc >/dev/null 2>&1; then
+  echo "--- kopt init --backend cuda: a project of its own that configures and builds with nvcc"
+  cd "$WORK"
+  "$KOPT" init vadd --backend cuda >"$WORK/init_cuda.txt" || { cat "$WORK/init_cuda.txt"; fail "init cuda"; }
+  cmake -S vadd -B vadd-build -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" >"$WORK/cuda.log" 2>&1 &&
+    cmake --build vadd-build --target candidate_00 >>"$WORK/cuda.log" 2>&1 ||
+    { tail -30 "$WORK/cuda.log"; fail "the cuda scaffold does not build"; }
+fi
 echo "PASS"
