@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ostream>
+#include <vector>
 
 namespace kopt::gpu {
 
@@ -46,6 +47,18 @@ bool claim_idle(const GateReport &report, const fs::path &lock_dir, Claim &claim
   return false;
 }
 
+// "GPU 1 (pid 4242)" for each GPU of `report` whose lock a kopt benchmark holds.
+std::vector<std::string> kopt_holders(const GateReport &report, const fs::path &lock_dir) {
+  std::vector<std::string> holders;
+  for (const auto &verdict : report.gpus) {
+    int gpu = verdict.status.index;
+    if (auto pid = util::FileLock::holder(lock_dir / lock_file(gpu_slot(gpu)))) {
+      holders.push_back("GPU " + std::to_string(gpu) + (pid->empty() ? "" : " (pid " + *pid + ")"));
+    }
+  }
+  return holders;
+}
+
 } // namespace
 
 Claim claim_device(spec::Backend backend, Gate &gate, Clock &clock, const GateOptions &options,
@@ -70,7 +83,11 @@ Claim claim_device(spec::Backend backend, Gate &gate, Clock &clock, const GateOp
     claim.waited_s = clock.now_s() - start;
     return claim;
   }
-  bool said = false;
+  // A GPU a kopt benchmark holds is busy with its run: the waiter polls every poll_s until it
+  // ends, and one check more after that (the GPU's utilisation lags the run's end), instead of
+  // sleeping the gate's long recheck meant for other people's work.
+  std::string said;
+  bool held_before = false;
   while (true) {
     GateReport report = gate.check();
     if (!report.ok()) {
@@ -88,15 +105,17 @@ Claim claim_device(spec::Backend backend, Gate &gate, Clock &clock, const GateOp
       claim.binding.gave_up = true;
       return claim;
     }
-    double next = report.idle.empty() ? options.recheck_s : poll_s;
-    if (waiting != nullptr && !said) {
-      *waiting << "kopt: waiting for a GPU: "
-               << (report.idle.empty() ? "none is idle"
-                                       : "every idle GPU is held by another kopt benchmark")
-               << "\n"
-               << std::flush;
-      said = true;
+    std::vector<std::string> holders = kopt_holders(report, lock_dir);
+    std::string why = holders.empty()
+                          ? "none is idle, and no kopt benchmark holds one"
+                          : util::join(holders, " and ") + (holders.size() == 1 ? " is" : " are") +
+                                " held by another kopt benchmark";
+    if (waiting != nullptr && why != said) {
+      *waiting << "kopt: waiting for a GPU: " << why << "\n" << std::flush;
+      said = why;
     }
+    double next = holders.empty() && !held_before ? options.recheck_s : poll_s;
+    held_before = !holders.empty();
     clock.sleep_s(std::min(next, options.give_up_s - waited));
   }
 }

@@ -29,8 +29,10 @@ std::filesystem::path device_lock_dir();
 /// most one per device. A host family takes the `host` slot (one host benchmark at a time: a
 /// second one would steal its cores); a GPU that ctest allocated is locked, waiting while another
 /// holds it; otherwise the most idle GPU the gate finds whose lock is free is taken, checking
-/// again every `poll_s` while every idle GPU is held, every options.recheck_s while none is idle,
-/// until options.give_up_s (binding.gave_up). `waiting` gets a line whenever the claim waits.
+/// again every `poll_s` while a kopt benchmark holds a GPU (and once more after the last one
+/// ends: utilisation lags a run's end), every options.recheck_s while GPUs are busy with other
+/// work only, until options.give_up_s (binding.gave_up). `waiting` gets a line whenever what the
+/// claim waits for changes, naming the GPUs held and their holders' pids.
 Claim claim_device(spec::Backend backend, Gate &gate, Clock &clock, const GateOptions &options,
                    const std::map<std::string, std::string> &environment,
                    const std::filesystem::path &lock_dir, std::ostream *waiting, double poll_s = 5);

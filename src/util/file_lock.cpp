@@ -84,6 +84,21 @@ std::unique_ptr<FileLock> FileLock::try_lock(const std::filesystem::path &path) 
   return held;
 }
 
+std::optional<std::string> FileLock::holder(const std::filesystem::path &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::optional<std::string> pid;
+  if (lock(fd, LOCK_SH | LOCK_NB)) {
+    ::flock(fd, LOCK_UN); // free: this look must not hold it
+  } else if (errno == EWOULDBLOCK) {
+    pid = holder_of(fd);
+  }
+  ::close(fd);
+  return pid;
+}
+
 FileLock::~FileLock() {
   if (fd_ >= 0) {
     ::close(fd_); // closing the only descriptor releases the lock

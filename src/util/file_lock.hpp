@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace kopt::util {
 
@@ -20,6 +22,11 @@ public:
 
   /// Takes the lock when no one holds it; returns null at once when another process does.
   static std::unique_ptr<FileLock> try_lock(const std::filesystem::path &path);
+
+  /// Whether someone holds the lock of `path` now (this process too, through another
+  /// FileLock), without taking it: the holder's pid as it wrote it ("" when not yet written),
+  /// or nullopt when the lock is free or the file is not there.
+  static std::optional<std::string> holder(const std::filesystem::path &path);
   FileLock(const FileLock &) = delete;
   FileLock &operator=(const FileLock &) = delete;
 

@@ -9,7 +9,10 @@
 #include "util/error.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <doctest/doctest.h>
+#include <functional>
+#include <unistd.h>
 
 #include <deque>
 #include <sstream>
@@ -410,13 +413,59 @@ TEST_CASE("claims: N benchmarks on G idle GPUs hold one GPU each; the next waits
   CHECK_FALSE(third.binding.ok);
   CHECK(third.binding.gave_up);
   CHECK(third.binding.message == "no idle GPU free of other kopt benchmarks for 0.5 min");
-  CHECK(waiting.str() ==
-        "kopt: waiting for a GPU: every idle GPU is held by another kopt benchmark\n");
+  const std::string pid = std::to_string(::getpid()); // both held by this test
+  CHECK(waiting.str() == "kopt: waiting for a GPU: GPU 0 (pid " + pid + ") and GPU 1 (pid " + pid +
+                             ") are held by another kopt benchmark\n");
   first.lock.reset(); // the first benchmark ends: its GPU is free again
   auto fourth = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, no_ctest,
                                         locks.path(), nullptr);
   REQUIRE(fourth.binding.ok);
   CHECK(fourth.slot == "gpu-0");
+}
+
+TEST_CASE("claims: a waiter takes a GPU as soon as the benchmarks holding them end") {
+  // Seen on a machine of two GPUs: rounds waited more than 7 min with both GPUs idle. While the
+  // other rounds' benchmarks ran no GPU was idle, so the waiter slept the gate's 10-min recheck.
+  struct ReleasingClock : FakeClock {
+    std::function<void()> on_sleep;
+    void sleep_s(double seconds) override {
+      FakeClock::sleep_s(seconds);
+      if (on_sleep) {
+        on_sleep();
+      }
+    }
+  };
+  kopt::test::TempDir locks;
+  FakeRunner runner;
+  ReleasingClock clock;
+  const std::string busy = "0, GPU-7fc74ca0-d9de-b741-d9f2-9f1683f6bffd, NVIDIA H200, 99, 9000, "
+                           "143771\n1, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H200, 97, "
+                           "9000, 143771\n";
+  // Two checks busy (the other benchmarks run, then their end lags in the utilisation), then idle.
+  runner.on(kQuery, {busy, busy, busy, busy, kIdleQuery});
+  runner.on(kApps, {read_file(fixture("gpu/smi_apps_idle.csv"))});
+  kopt::gpu::GateOptions options; // the defaults: re-check every 10 min, give up after 60
+  kopt::gpu::Gate gate(runner, clock, options, only("nvidia-smi"));
+  auto other0 = kopt::util::FileLock::try_lock(locks.path() / "gpu-0.lock");
+  auto other1 = kopt::util::FileLock::try_lock(locks.path() / "gpu-1.lock");
+  int sleeps = 0;
+  clock.on_sleep = [&] {
+    if (++sleeps == 2) { // the first wait after the first check: both benchmarks end
+      other0.reset();
+      other1.reset();
+    }
+  };
+  std::ostringstream waiting;
+  auto claim = kopt::gpu::claim_device(kopt::spec::Backend::cuda, gate, clock, options, {},
+                                       locks.path(), &waiting, 5);
+  REQUIRE(claim.binding.ok);
+  CHECK(claim.slot == "gpu-0");
+  CHECK(claim.waited_s < 15); // two polls and three checks, not a 600 s re-check
+  CHECK(std::find(clock.sleeps.begin(), clock.sleeps.end(), 600.0) == clock.sleeps.end());
+  const std::string pid = std::to_string(::getpid());
+  CHECK(waiting.str().starts_with("kopt: waiting for a GPU: GPU 0 (pid " + pid +
+                                  ") and GPU 1 (pid " + pid +
+                                  ") are held by another kopt benchmark\n"));
 }
 
 TEST_CASE("claims: a host family holds the host slot; a second claim cannot take it") {
