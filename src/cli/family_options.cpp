@@ -121,6 +121,28 @@ void FamilyOptions::resolve() {
   }
 }
 
+std::string FamilyOptions::registered_build_dir() const {
+  if (state_dir.empty()) {
+    return "";
+  }
+  std::error_code ec;
+  const fs::path state = fs::weakly_canonical(state_dir, ec);
+  for (fs::path dir = state.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    for (const auto &[name, j] : registered_families(dir)) {
+      const std::string where = (dir / "kopt" / (name + ".family.json")).string();
+      std::string registered = util::json_field_or<std::string>(j, "state_dir", "", where);
+      if (!registered.empty() && fs::weakly_canonical(registered, ec) == state &&
+          fs::exists(dir / "CMakeCache.txt", ec)) {
+        return util::json_field_or<std::string>(j, "build_dir", dir.string(), where);
+      }
+    }
+    if (dir == dir.root_path()) {
+      break;
+    }
+  }
+  return "";
+}
+
 void FamilyOptions::require_state_dir() {
   resolve();
   std::error_code ec;

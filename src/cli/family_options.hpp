@@ -40,6 +40,10 @@ struct FamilyOptions {
   /// build folder. Throws kopt::Error saying what to give when it cannot.
   void resolve();
 
+  /// The build folder whose kopt_add_family configured this family's state folder (found in
+  /// the state folder's parents), or "" when none did.
+  std::string registered_build_dir() const;
+
   /// Resolves, then throws kopt::Error when --state-dir is not a family's state folder: a
   /// mistyped path must not read as a family with nothing recorded yet.
   void require_state_dir();

@@ -35,6 +35,11 @@ Handler setup_round(CLI::App &app) {
   return [options](Context &context) {
     options->family.resolve();
     round::RoundOptions request = options->round;
+    if (request.build_dir.empty()) {
+      // A round builds what it measures: an unbuilt or stale candidate is never recorded as
+      // failed for want of --build-dir when the family's build folder is known.
+      request.build_dir = options->family.registered_build_dir();
+    }
     request.spec = options->family.spec;
     request.state_dir = options->family.state_dir;
     request.ledger = options->family.ledger;

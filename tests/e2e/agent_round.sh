@@ -101,4 +101,23 @@ for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
     assert a1 <= b0, f"two benchmarks overlapped: {spans}"
 print("spans", [(round(a - spans[0][0], 2), round(b - spans[0][0], 2)) for a, b in spans])
 PY
+
+echo "--- rounds without --build-dir in a configured, unbuilt folder: built, and a good candidate kept"
+b2=$WORK/b2
+cmake -S "$family_src" -B "$b2" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure2.log" ||
+  { cat "$WORK/configure2.log"; fail "configure b2"; }
+fam2=(--spec "$family_src/family.json" --state-dir "$b2/kopt/host_gemm")
+"$KOPT" round --json "${fam2[@]}" --id 00 >"$WORK/b2-00.json" 2>"$WORK/b2-00.log" ||
+  { cat "$WORK/b2-00.log" "$WORK/b2-00.json"; fail "the baseline round in an unbuilt folder"; }
+rc=0
+"$KOPT" round --json "${fam2[@]}" --id 11 >"$WORK/b2-11.json" 2>"$WORK/b2-11.log" || rc=$?
+python3 - "$WORK/b2-11.json" <<'PY' || { cat "$WORK/b2-11.log"; fail "11 in an unbuilt folder"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "keep" and r["exit_code"] == 0, json.dumps(r, indent=1)[:2000]
+PY
+[ $rc -eq 0 ] || fail "round 11 exited $rc"
+grep -q "kopt round: building candidate_00, candidate_11" "$WORK/b2-11.log" ||
+  { cat "$WORK/b2-11.log"; fail "round 11 did not build"; }
 echo "PASS"
