@@ -527,6 +527,13 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
   d.overall =
       rounds ? compare_paired("overall", pairs, classes.all_weights, rounds, options.confidence)
              : compare("overall", pairs, classes.all_weights);
+  // The overall row's own state, by the threshold rule alone: all configs together are no
+  // class an earlier measurement confirms, and the verdict is judged on the classes.
+  if (rounds) {
+    paired_state(*d.overall, options.noise, nullptr, nullptr);
+  } else {
+    means_state(*d.overall, options.noise, nullptr);
+  }
 }
 
 // A threshold below what this machine resolves (kopt calibrate) on the measured device.

@@ -15,9 +15,6 @@ namespace {
 
 constexpr int kWidth = 960;
 
-// A tick of a time-ratio axis (1 = as fast as BEST), labelled as the change it is.
-std::string ratio_tick(double ratio) { return percent(ratio - 1); }
-
 std::string seconds_tick(double value) { return num(value, 3) + " s"; }
 
 std::string power_tick(double value) {
@@ -78,100 +75,111 @@ std::string shape_text(const std::vector<std::string> &columns, const std::vecto
   return util::join(parts, ",");
 }
 
-// The ends of a time-ratio axis for changes from lo to hi: a margin beyond both, 1 inside.
-double ratio_lo(double lo) { return std::max(1e-3, (1 + std::min(lo, 0.0)) / 1.08); }
-double ratio_hi(double hi) { return (1 + std::max(hi, 0.0)) * 1.08; }
+std::string verdict_of(const Attempt &a) { return a.kind == "baseline" ? "baseline" : a.verdict; }
 
-// The history's table: one row per attempt shown, with its overall change.
-std::string history_table(const std::vector<const Attempt *> &shown) {
-  std::string table =
-      "<table><tr><th>#</th><th>date</th><th>candidate</th><th>vs BEST</th>"
-      "<th>verdict</th><th>overall change [interval]</th><th>hypothesis</th></tr>\n";
+// The change axis over `changes`, with the threshold band always in range.
+ChangeAxis axis_over(const std::vector<ClassChange> &changes, double threshold) {
+  double lo = -threshold, hi = threshold;
+  bool below = false, above = false;
+  for (const ClassChange &c : changes) {
+    lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
+    hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
+    below = below || c.change < 0;
+    above = above || c.change > 0;
+  }
+  return change_axis(lo, hi, below, above);
+}
+
+// A marker centred at (x, y) as a path: a diamond (baseline), a triangle (incorrect), a cross
+// (failed, drawn as a stroke), else a square.
+struct Marker {
+  std::string d;
+  std::string fill;
+  std::string extra;
+};
+
+Marker marker(const std::string &verdict, double x, double y, const std::string &colour) {
+  auto at = [&](double dx, double dy) { return num(x + dx, 6) + " " + num(y + dy, 6); };
+  if (verdict == "baseline") {
+    return {"M" + at(0, -7) + " L" + at(7, 0) + " L" + at(0, 7) + " L" + at(-7, 0) + " Z", colour,
+            ""};
+  }
+  if (verdict == "incorrect") {
+    return {"M" + at(0, -7) + " L" + at(7, 5) + " L" + at(-7, 5) + " Z", colour, ""};
+  }
+  if (verdict == "failed") {
+    return {"M" + at(-5, -5) + " L" + at(5, 5) + " M" + at(-5, 5) + " L" + at(5, -5), "none",
+            "stroke=\"" + colour + "\" stroke-width=\"3\""};
+  }
+  return {"M" + at(-5, -5) + " L" + at(5, -5) + " L" + at(5, 5) + " L" + at(-5, 5) + " Z", colour,
+          ""};
+}
+
+// The label of each attempt shown: its candidate id, with the attempt's number among those of
+// the same id when there are several ("07 (1)", "07 (2)"), so they read as one candidate.
+std::vector<std::string> attempt_labels(const std::vector<const Attempt *> &shown) {
+  std::map<std::string, int> total, seen;
+  for (const Attempt *a : shown) {
+    ++total[a->candidate];
+  }
+  std::vector<std::string> labels;
+  for (const Attempt *a : shown) {
+    int n = ++seen[a->candidate];
+    labels.push_back(total[a->candidate] > 1 ? a->candidate + " (" + std::to_string(n) + ")"
+                                             : a->candidate);
+  }
+  return labels;
+}
+
+// One table cell of a change: the change coloured by its state, the state, the interval under.
+std::string change_cell(double change, const std::optional<std::pair<double, double>> &interval,
+                        const std::string &state) {
+  return "<td><b style=\"color:" + verdict_colour(state) + "\">" + escape(percent(change)) +
+         "</b> " + escape(state) +
+         (interval ? "<br><small>" + escape(interval_text(interval).substr(1)) + "</small>" : "") +
+         "</td>";
+}
+
+// The history's table: one row per attempt shown, each class's change and the overall one as
+// text, so that a screenshot or a printout keeps every number the chart shows.
+std::string history_table(const std::vector<const Attempt *> &shown,
+                          const std::vector<std::string> &labels,
+                          const std::vector<std::string> &classes, double threshold) {
+  std::string table = "<table class=\"attempts\"><tr><th>#</th><th>date</th><th>attempt</th>"
+                      "<th>vs BEST</th><th>verdict</th>";
+  for (const std::string &c : classes) {
+    table += "<th>" + escape(c) + "</th>";
+  }
+  table += "<th>all configs</th><th>hypothesis</th></tr>\n";
   for (size_t i = 0; i < shown.size(); ++i) {
     const Attempt &a = *shown[i];
-    table +=
-        "<tr><td>" + std::to_string(i + 1) + "</td><td>" + escape(a.date) + "</td><td>" +
-        escape(a.candidate) + "</td><td>" + escape(a.best) +
-        "</td><td style=\"color:" + verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict) +
-        "\">" + escape(a.kind == "baseline" ? "baseline" : a.verdict) + "</td><td>" +
-        (a.overall_change ? escape(percent(*a.overall_change) + interval_text(a.overall_interval))
-                          : "") +
-        "</td><td>" + escape(a.hypothesis) + "</td></tr>\n";
+    table += "<tr data-attempt=\"" + escape(labels[i]) + "\"><td>" + std::to_string(i + 1) +
+             "</td><td>" + escape(a.date) + "</td><td>" + escape(labels[i]) +
+             (a.hash.empty() ? "" : "<br><small>" + escape(a.hash.substr(0, 8)) + "</small>") +
+             "</td><td>" + escape(a.best) +
+             "</td><td style=\"color:" + verdict_colour(verdict_of(a)) + "\">" +
+             escape(verdict_of(a)) + "</td>";
+    for (const std::string &name : classes) {
+      auto c = std::find_if(a.classes.begin(), a.classes.end(),
+                            [&](const ClassChange &cc) { return cc.config_class == name; });
+      table += c == a.classes.end() ? "<td>-</td>" : change_cell(c->change, c->interval, c->state);
+    }
+    table += a.overall_change
+                 ? change_cell(*a.overall_change, a.overall_interval,
+                               change_state(*a.overall_change, a.overall_interval, threshold))
+                 : "<td>-</td>";
+    table += "<td>" + escape(a.hypothesis) + "</td></tr>\n";
   }
   return table + "</table>\n";
 }
 
-} // namespace
+// The history's plot area; rows under it hold the attempts that compared no class.
+constexpr double kHistoryLeft = 110, kHistoryRight = kWidth - 20, kHistoryTop = 84,
+                 kHistoryBottom = 334, kLaneHeight = 22;
 
-std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, double threshold) {
-  std::vector<const Attempt *> shown;
-  std::vector<std::string> classes;
-  double lo = -threshold;
-  double hi = threshold;
-  for (const Attempt &a : attempts) {
-    if (a.kind == "stop" || a.kind == "rebase") { // no times compared
-      continue;
-    }
-    shown.push_back(&a);
-    for (const ClassChange &c : a.classes) {
-      if (std::find(classes.begin(), classes.end(), c.config_class) == classes.end()) {
-        classes.push_back(c.config_class);
-      }
-      lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
-      hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
-    }
-  }
-  if (shown.empty()) {
-    return std::nullopt;
-  }
-  // Time over BEST's on a log scale: -90% and +900% are as far from 0; small changes stay apart.
-  const double left = 100, right = kWidth - 20, top = 64, bottom = 314;
-  Scale y(ratio_lo(lo), ratio_hi(hi), bottom, top, true);
-  double band = (right - left) / static_cast<double>(shown.size());
-  Svg svg(kWidth, 394, "the loop's history: per attempt and class, the change vs BEST");
-  svg.box(left, y(1 + threshold), right - left, y(1 - threshold) - y(1 + threshold), "#e0e0e0");
-  svg.text(right - 4, y(1 + threshold) - 4,
-           "grey band: noise threshold " + percent(-threshold) + " .. " + percent(threshold),
-           "class=\"note\" text-anchor=\"end\"");
-  svg.line(left, y(1), right, y(1), "#555", "stroke-dasharray=\"4 3\"");
-  svg.y_axis(y, left, "change vs BEST (log scale), below 0 = faster", ratio_tick);
-  for (size_t i = 0; i < shown.size(); ++i) {
-    const Attempt &a = *shown[i];
-    double x0 = left + band * static_cast<double>(i);
-    double centre = x0 + band / 2;
-    std::string colour = verdict_colour(a.kind == "baseline" ? "baseline" : a.verdict);
-    if (a.kind == "baseline") {
-      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
-               "baseline " + a.candidate +
-                   (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us" : std::string()),
-               "transform=\"rotate(45 " + num(centre, 6) + " " + num(y(1), 6) + ")\"");
-    }
-    if (a.kind == "attempt" && a.classes.empty()) { // failed or incorrect: no times compared
-      svg.rect(centre - 6, y(1) - 6, 12, 12, colour,
-               a.candidate + " (" + a.verdict + "): no class compared -- " + a.hypothesis);
-    }
-    for (const ClassChange &c : a.classes) {
-      size_t k = static_cast<size_t>(std::find(classes.begin(), classes.end(), c.config_class) -
-                                     classes.begin());
-      double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
-      if (c.interval) {
-        svg.line(x, y(1 + c.interval->first), x, y(1 + c.interval->second), colour,
-                 "stroke-width=\"2\"");
-      }
-      svg.circle(x, y(1 + c.change), 4.5, colour,
-                 a.candidate + " (" + a.verdict + ") class " + c.config_class + ": " +
-                     percent(c.change) + interval_text(c.interval) + " -- " + a.hypothesis);
-    }
-    svg.text(centre, bottom + 18, a.candidate, "class=\"tick\" text-anchor=\"middle\"");
-    svg.text(centre, bottom + 33, a.kind == "baseline" ? "baseline" : a.verdict,
-             "class=\"tick\" text-anchor=\"middle\" fill=\"" + colour + "\"");
-    if (i > 0) {
-      svg.line(x0, top, x0, bottom, "#ddd");
-    }
-  }
-  svg.text((left + right) / 2, bottom + 55, "attempt, in the order recorded (candidate, verdict)",
-           "class=\"axis\" text-anchor=\"middle\"");
-  legend(svg, left, 22,
+// The history's legend: verdict colours, the markers, the tie band and the class order.
+void history_legend(Svg &svg, const std::vector<std::string> &classes, double threshold) {
+  legend(svg, kHistoryLeft, 22,
          {{"keep", verdict_colour("keep")},
           {"regression", verdict_colour("regression")},
           {"tie", verdict_colour("tie")},
@@ -179,23 +187,161 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
           {"failed", verdict_colour("failed")},
           {"incorrect", verdict_colour("incorrect")},
           {"baseline", verdict_colour("baseline")}});
-  svg.text(left, 44,
-           "one dot per config class, left to right in each attempt: " + util::join(classes, ", ") +
-               "; bars: the confidence interval",
+  double x = kHistoryLeft;
+  auto item = [&](const Marker &m, const std::string &text) {
+    svg.path(m.d, m.fill, m.extra);
+    svg.text(x + 12, 48, text, "class=\"legend\"");
+    x += 30 + 6.4 * static_cast<double>(text.size());
+  };
+  item(Marker{"M" + num(x - 4.5, 6) + " 44 a4.5 4.5 0 1 0 9 0 a4.5 4.5 0 1 0 -9 0", "#555", ""},
+       "a class's change (bar: its interval)");
+  item(marker("baseline", x, 44, "#555"), "baseline");
+  item(marker("incorrect", x, 44, "#555"), "incorrect");
+  item(marker("failed", x, 44, "#555"), "failed");
+  svg.box(x - 6, 38, 12, 12, "#d0d0d0");
+  svg.text(x + 12, 48, "tie band (noise threshold) \u00b1" + percent(threshold).substr(1),
            "class=\"legend\"");
+  svg.text(kHistoryLeft, 70,
+           "one dot per config class, left to right in each attempt: " + util::join(classes, ", "),
+           "class=\"legend\"");
+}
 
-  std::string table = history_table(shown);
+// The tie band, at least 4 px high so that it shows at any scale, and the 0 line.
+void tie_band(Svg &svg, const Scale &y, double threshold, double left, double right) {
+  double high = y(1 + threshold), low = y(1 - threshold);
+  double h = std::max(std::abs(low - high), 4.0);
+  svg.box(left, y(1) - h / 2, right - left, h, "#d0d0d0");
+  svg.line(left, y(1), right, y(1), "#555", "stroke-dasharray=\"4 3\"");
+}
+
+// One attempt's column: a dot and interval bar per class, or its marker in its lane when it
+// compared no class, and its label and verdict under the lanes.
+void history_column(Svg &svg, const Scale &y, const Attempt &a, const std::string &label,
+                    const std::vector<std::string> &classes, const std::vector<std::string> &lanes,
+                    double x0, double band) {
+  double centre = x0 + band / 2;
+  std::string verdict = verdict_of(a);
+  std::string colour = verdict_colour(verdict);
+  if (a.kind == "baseline") {
+    Marker m = marker("baseline", centre, y(1), colour);
+    svg.shape(m.d, m.fill,
+              "baseline " + label +
+                  (a.geomean_us ? ", geomean " + num(*a.geomean_us) + " us" : std::string()),
+              m.extra);
+  } else if (a.classes.empty()) { // failed or incorrect: no times compared
+    auto lane = std::find(lanes.begin(), lanes.end(), verdict) - lanes.begin();
+    Marker m = marker(verdict, centre, kHistoryBottom + kLaneHeight * (0.5 + lane), colour);
+    svg.shape(m.d, m.fill, label + " (" + verdict + "): no class compared -- " + a.hypothesis,
+              m.extra);
+  }
+  for (const ClassChange &c : a.classes) {
+    auto k = std::find(classes.begin(), classes.end(), c.config_class) - classes.begin();
+    double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
+    if (c.interval) {
+      svg.line(x, y(1 + c.interval->first), x, y(1 + c.interval->second), colour,
+               "stroke-width=\"2\"");
+    }
+    svg.circle(x, y(1 + c.change), 4.5, colour,
+               label + " (" + verdict + ") class " + c.config_class + ": " + percent(c.change) +
+                   interval_text(c.interval) + " -- " + a.hypothesis);
+  }
+  double under = kHistoryBottom + kLaneHeight * static_cast<double>(lanes.size());
+  svg.text(centre, under + 18, label, "class=\"tick\" text-anchor=\"middle\"");
+  svg.text(centre, under + 33, verdict,
+           "class=\"tick\" text-anchor=\"middle\" fill=\"" + colour + "\"");
+}
+
+// The rows under the plot for attempts that compared no class: one per such verdict, labelled
+// in the margin, apart from the 0% line.
+void history_lanes(Svg &svg, const std::vector<std::string> &lanes) {
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    double top = kHistoryBottom + kLaneHeight * static_cast<double>(l);
+    svg.box(kHistoryLeft, top + 2, kHistoryRight - kHistoryLeft, kLaneHeight - 2, "#f4f4f4");
+    svg.text(kHistoryLeft - 8, top + kLaneHeight / 2 + 5, lanes[l],
+             "class=\"label\" text-anchor=\"end\" fill=\"" + verdict_colour(lanes[l]) + "\"");
+  }
+}
+
+} // namespace
+
+std::string change_state(double change, const std::optional<std::pair<double, double>> &interval,
+                         double threshold) {
+  if (!interval) {
+    return std::abs(change) >= threshold ? (change < 0 ? "better" : "worse") : "tie";
+  }
+  if (interval->second < -threshold || interval->first > threshold) {
+    return interval->second < 0 ? "better" : "worse";
+  }
+  return interval->second < 0 || interval->first > 0 ? "pending" : "tie";
+}
+
+std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, double threshold) {
+  std::vector<const Attempt *> shown;
+  std::vector<std::string> classes;
+  std::vector<ClassChange> changes;
+  std::vector<std::string> lanes; // verdicts of attempts that compared no class
+  for (const Attempt &a : attempts) {
+    if (a.kind == "stop" || a.kind == "rebase") { // no times compared
+      continue;
+    }
+    shown.push_back(&a);
+    if (a.kind == "attempt" && a.classes.empty() &&
+        std::find(lanes.begin(), lanes.end(), a.verdict) == lanes.end()) {
+      lanes.push_back(a.verdict);
+    }
+    for (const ClassChange &c : a.classes) {
+      if (std::find(classes.begin(), classes.end(), c.config_class) == classes.end()) {
+        classes.push_back(c.config_class);
+      }
+      changes.push_back(c);
+    }
+  }
+  if (shown.empty()) {
+    return std::nullopt;
+  }
+  std::stable_partition(lanes.begin(), lanes.end(),
+                        [](const std::string &v) { return v == "incorrect"; });
+  // Time over BEST's: linear while the changes are moderate, else on a log scale, where -90% and
+  // +900% are as far from 0 and small changes stay apart.
+  ChangeAxis axis = axis_over(changes, threshold);
+  const double left = kHistoryLeft, right = kHistoryRight, top = kHistoryTop;
+  const double bottom = kHistoryBottom + kLaneHeight * static_cast<double>(lanes.size());
+  Scale y(axis.lo, axis.hi, kHistoryBottom, top, axis.log);
+  double band = (right - left) / static_cast<double>(shown.size());
+  Svg svg(kWidth, static_cast<int>(bottom) + 80,
+          "the loop's history: per attempt and class, the change vs BEST");
+  tie_band(svg, y, threshold, left, right);
+  history_lanes(svg, lanes);
+  svg.y_axis(y, left,
+             std::string("change vs BEST") + (axis.log ? " (log scale)" : "") +
+                 ", below 0 = faster",
+             change_tick, axis.ticks);
+  std::vector<std::string> labels = attempt_labels(shown);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    double x0 = left + band * static_cast<double>(i);
+    history_column(svg, y, *shown[i], labels[i], classes, lanes, x0, band);
+    if (i > 0) {
+      svg.line(x0, top, x0, bottom, "#ddd");
+    }
+  }
+  svg.text((left + right) / 2, bottom + 55,
+           "attempt, in the order recorded (candidate, its attempt number when repeated; verdict)",
+           "class=\"axis\" text-anchor=\"middle\"");
+  history_legend(svg, classes, threshold);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
-  return Figure{"history", "The loop's history",
-                figure_html("history", "The loop's history: every attempt, change per class",
-                            svg_text,
-                            "Each dot is one config class of one attempt: its geomean time vs BEST "
-                            "at the time, with the confidence interval as a bar. The grey band is "
-                            "the noise threshold: a class counts as better or worse when its "
-                            "interval lies outside it.",
-                            marks, table),
-                marks};
+  return Figure{
+      "history", "The loop's history",
+      figure_html("history", "The loop's history: every attempt, change per class", svg_text,
+                  "Each dot is one config class of one attempt: its geomean time vs BEST at the "
+                  "time, with the confidence interval as a bar; the table under the chart lists "
+                  "the same numbers. The grey band is the tie band (the noise threshold " +
+                      escape(percent(threshold)).substr(1) +
+                      "): a class counts as better or worse when its interval lies outside it. "
+                      "Attempts that compared no class (incorrect, failed) sit in the rows under "
+                      "the plot, not on the 0% line.",
+                  marks, history_table(shown, labels, classes, threshold)),
+      marks};
 }
 
 std::optional<Figure> best_figure(const ledger::State &state) {
@@ -253,20 +399,16 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
   if (rows.empty()) {
     return std::nullopt;
   }
-  double lo = -d.threshold;
-  double hi = d.threshold;
-  for (const ClassChange &c : rows) {
-    lo = std::min({lo, c.change, c.interval ? c.interval->first : c.change});
-    hi = std::max({hi, c.change, c.interval ? c.interval->second : c.change});
-  }
+  ChangeAxis axis = axis_over(rows, d.threshold);
   const double left = 170, right = kWidth - 300, top = 40, row_h = 34;
   double bottom = top + row_h * static_cast<double>(rows.size());
-  Scale x(ratio_lo(lo), ratio_hi(hi), left, right, true);
+  Scale x(axis.lo, axis.hi, left, right, axis.log);
   Svg svg(kWidth, static_cast<int>(bottom) + 60, "the latest decision per class");
-  svg.box(x(1 - d.threshold), top - 10, x(1 + d.threshold) - x(1 - d.threshold), bottom - top + 10,
-          "#e0e0e0");
-  svg.text(x(1 + d.threshold) + 4, top - 14,
-           "grey band: noise threshold +-" + percent(d.threshold).substr(1), "class=\"note\"");
+  double band = std::max(x(1 + d.threshold) - x(1 - d.threshold), 4.0); // visible at any scale
+  svg.box(x(1) - band / 2, top - 10, band, bottom - top + 10, "#d0d0d0");
+  svg.text(left, top - 16,
+           "grey band: the tie band, noise threshold \u00b1" + percent(d.threshold).substr(1),
+           "class=\"note\"");
   svg.line(x(1), top - 10, x(1), bottom, "#555", "stroke-dasharray=\"4 3\"");
   for (size_t i = 0; i < rows.size(); ++i) {
     const ClassChange &c = rows[i];
@@ -291,7 +433,10 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
     svg.text(right + 16, yy + 4, percent(c.change) + interval_text(c.interval) + "  " + c.state,
              "class=\"label\" fill=\"" + colour + "\"");
   }
-  svg.x_axis(x, bottom + 4, "change vs BEST (log scale), below 0 = faster", ratio_tick);
+  svg.x_axis(x, bottom + 4,
+             std::string("change vs BEST") + (axis.log ? " (log scale)" : "") +
+                 ", below 0 = faster",
+             change_tick, axis.ticks);
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
   std::string title =
@@ -499,6 +644,46 @@ double first_compile_s(const std::vector<const buildinfo::LoggedCommand *> &orde
   return 0;
 }
 
+// The family's build budget on the waterfall: a dashed line where it ends, or a note at the
+// right edge when it ends far beyond the build (the bars would shrink to slivers).
+void budget_mark(Svg &svg, const Scale &x, double top, double bottom, const std::string &family,
+                 double budget_s, double budget_at, const buildinfo::FamilyCompile *mine) {
+  std::string text = family + " build budget " + num(budget_s, 4) + " s (compile_budget_s)" +
+                     (mine ? ", its wall time " + num(mine->wall_s, 3) + " s" : "");
+  if (budget_at <= x.hi()) {
+    double bx = x(budget_at);
+    svg.line(bx, top - 8, bx, bottom + 2, "#d62728", "stroke-width=\"2\" stroke-dasharray=\"6 4\"");
+    svg.text(bx - 4, top - 12, text, "class=\"note\" text-anchor=\"end\" fill=\"#d62728\"");
+  } else {
+    svg.text(x(x.hi()), top - 12, text + ": ends at " + num(budget_at, 4) + " s, off this scale",
+             "class=\"note\" text-anchor=\"end\" fill=\"#d62728\"");
+  }
+}
+
+// The waterfall's title: which build it shows and how much of it came from the cache.
+std::string waterfall_title(double span, size_t hits, size_t compiles) {
+  return "Compile waterfall of the last build: " + num(span, 3) + " s, " + std::to_string(hits) +
+         " of " + std::to_string(compiles) + " objects from the cache";
+}
+
+std::string waterfall_caption(size_t commands, size_t lanes, size_t hits, size_t misses,
+                              double span, const std::string &family, double budget_s) {
+  return "The last build of the build folder: the newest ninja run in its .ninja_log that "
+         "compiled something (a later run of only custom commands, such as a bench, says "
+         "nothing of the compile). " +
+         std::to_string(commands) + " commands on " + std::to_string(lanes) + " job lanes, " +
+         std::to_string(hits) + " ccache hits and " + std::to_string(misses) + " misses, wall " +
+         num(span, 3) + " s. " +
+         (budget_s > 0
+              ? "In red: " + escape(family) +
+                    "'s build wall-time budget, compile_budget_s in its family.json (" +
+                    num(budget_s, 4) +
+                    " s): how long its compiles and links may take from its first command; "
+                    "kopt build-report fails the family when its wall time is over it."
+              : escape(family) + " sets no build wall-time budget (compile_budget_s in its "
+                                 "family.json).");
+}
+
 } // namespace
 
 std::optional<Figure> region_figure(const heuristic::Results &results,
@@ -631,13 +816,14 @@ std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedComman
   double family_start = mine ? first_compile_s(order, tus, family, first) : 0;
   double span = static_cast<double>(last - first) / 1000;
   double budget_at = family_start + budget_s;
-  double axis_hi = std::max(span, budget_s > 0 ? budget_at : 0) * 1.05;
+  // The budget widens the axis only when that leaves the build's bars readable.
+  double axis_hi = std::max(span, budget_s > 0 && budget_at <= 3 * span ? budget_at : 0) * 1.05;
   const double left = 90, right = kWidth - 20, top = 50, lane_h = 16;
   double bottom = top + lane_h * static_cast<double>(lane_end.size());
   Scale x(0, std::max(axis_hi, 0.01), left, right);
   Svg svg(kWidth, static_cast<int>(bottom) + 70, "compile waterfall");
   const std::string hit = "#1a9850", miss = "#d73027", unknown = "#9e9e9e", other = "#6baed6";
-  size_t hits = 0, misses = 0;
+  size_t hits = 0, misses = 0, compiles = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const buildinfo::LoggedCommand &c = *order[i];
     const buildinfo::TuCompile *tu = nullptr;
@@ -655,6 +841,7 @@ std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedComman
       what = "compile, ccache " + buildinfo::to_string(tu->cache);
       hits += is_hit ? 1 : 0;
       misses += is_miss ? 1 : 0;
+      ++compiles;
     }
     double start = static_cast<double>(c.start_ms - first) / 1000;
     double end = static_cast<double>(c.end_ms - first) / 1000;
@@ -668,12 +855,7 @@ std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedComman
              "class=\"tick\" text-anchor=\"end\"");
   }
   if (budget_s > 0) {
-    double bx = x(budget_at);
-    svg.line(bx, top - 8, bx, bottom + 2, "#d62728", "stroke-width=\"2\" stroke-dasharray=\"6 4\"");
-    svg.text(bx - 4, top - 12,
-             family + " compile budget " + num(budget_s, 4) + " s" +
-                 (mine ? " (its wall time " + num(mine->wall_s, 3) + " s)" : ""),
-             "class=\"note\" text-anchor=\"end\" fill=\"#d62728\"");
+    budget_mark(svg, x, top, bottom, family, budget_s, budget_at, mine);
   }
   svg.x_axis(x, bottom + 4, "seconds since the ninja run began", seconds_tick);
   legend(svg, left, 20,
@@ -684,16 +866,11 @@ std::optional<Figure> waterfall_figure(const std::vector<buildinfo::LoggedComman
   std::string svg_text = svg.str();
   size_t marks = count_marks(svg_text);
   std::string caption =
-      "The newest ninja run of the build folder (.ninja_log): " + std::to_string(order.size()) +
-      " commands on " + std::to_string(lane_end.size()) + " job lanes, " + std::to_string(hits) +
-      " ccache hits and " + std::to_string(misses) + " misses, wall " + num(span, 3) + " s." +
-      (budget_s > 0 ? " The dashed line is " + escape(family) +
-                          "'s compile_budget_s, counted from its first command."
-                    : " " + escape(family) + " sets no compile_budget_s.");
-  return Figure{"waterfall", "Compile waterfall",
-                figure_html("waterfall", "Compile waterfall: each command on its job lane",
-                            svg_text, caption, marks),
-                marks};
+      waterfall_caption(order.size(), lane_end.size(), hits, misses, span, family, budget_s);
+  return Figure{
+      "waterfall", "Compile waterfall",
+      figure_html("waterfall", waterfall_title(span, hits, compiles), svg_text, caption, marks),
+      marks};
 }
 
 } // namespace kopt::report

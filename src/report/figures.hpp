@@ -34,9 +34,17 @@ struct DecisionView {
   std::optional<ClassChange> overall;
 };
 
+/// The state a change reads as against the noise threshold, by decide's rule for a change no
+/// earlier measurement confirms: "better" or "worse" when its interval (without one, the change)
+/// lies beyond the threshold, "pending" when the interval excludes 0 within it, else "tie".
+std::string change_state(double change, const std::optional<std::pair<double, double>> &interval,
+                         double threshold);
+
 /// Every attempt in order: per class its change and interval, coloured by verdict, over the
-/// noise band; a table below lists each attempt's verdict and hypothesis. Nothing when no
-/// attempt was recorded.
+/// tie band; attempts that compared no class (incorrect, failed) in rows under the plot; a
+/// candidate attempted more than once labelled with the attempt's number ("07 (2)"). A table
+/// below lists each attempt's verdict, per-class and overall changes and hypothesis. Nothing
+/// when no attempt was recorded.
 std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, double threshold);
 
 /// BEST's geomean (us) after each keep, from the ledger's kept rows. Nothing without rows.

@@ -48,12 +48,17 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       view.confidence = d.options.confidence;
       if (d.overall) {
         const decide::ClassRow &o = *d.overall;
-        view.overall = ClassChange{"overall", o.change,
-                                   o.has_interval ? std::optional(std::make_pair(o.low, o.high))
-                                                  : std::nullopt,
-                                   decide::to_string(o.state)};
+        view.overall = ClassChange{
+            "overall", o.change,
+            o.has_interval ? std::optional(std::make_pair(o.low, o.high)) : std::nullopt, ""};
       }
     }
+  }
+  // The overall row's own state from its change and interval: attempts.jsonl records none, and
+  // decision.json files of kopt before 2026-11-28 hold "tie" there whatever the change.
+  if (view.overall) {
+    view.overall->state =
+        change_state(view.overall->change, view.overall->interval, view.threshold);
   }
   return view;
 }

@@ -101,6 +101,107 @@ std::vector<double> Scale::ticks(int count) const {
   return out;
 }
 
+namespace {
+
+// Ticks at every multiple of `step` from lo to hi, 0 exactly 0.
+std::vector<double> multiples(double lo, double hi, double step) {
+  std::vector<double> out;
+  for (double v = std::ceil(lo / step - 1e-9); v * step <= hi + step * 1e-9; v += 1) {
+    out.push_back(v * step);
+  }
+  return out;
+}
+
+// A linear axis of ratios around 1: the smallest round step (1, 2, 2.5 or 5 times a power of
+// ten) that gives at most 8 ticks, then one step more on a side with data and no tick.
+ChangeAxis linear_change_axis(double lo, double hi, bool below, bool above) {
+  double step = 1e-4;
+  for (double magnitude = 1e-4; magnitude < 1e3; magnitude *= 10) {
+    bool found = false;
+    for (double m : {1.0, 2.0, 2.5, 5.0}) {
+      if ((hi - lo) / (m * magnitude) <= 7) {
+        step = m * magnitude;
+        found = true;
+        break;
+      }
+    }
+    if (found) {
+      break;
+    }
+  }
+  if (below && lo > 1 - step) {
+    lo = 1 - step * 1.05;
+  }
+  if (above && hi < 1 + step) {
+    hi = 1 + step * 1.05;
+  }
+  ChangeAxis axis{lo, hi, false, {}};
+  for (double t : multiples(lo - 1, hi - 1, step)) {
+    axis.ticks.push_back(1 + t);
+  }
+  return axis;
+}
+
+// A log axis of ratios: ticks at `mantissas` times powers of ten, the range widened to the
+// first tick on each side with data. Empty when that makes more than 9 ticks.
+ChangeAxis log_change_axis(double lo, double hi, bool below, bool above,
+                           const std::vector<double> &mantissas) {
+  std::vector<double> ladder; // every tick value from 1e-6 to 1e6, ascending
+  for (int e = -6; e <= 6; ++e) {
+    for (double m : mantissas) {
+      ladder.push_back(m * std::pow(10.0, e));
+    }
+  }
+  auto first_below = std::find_if(ladder.rbegin(), ladder.rend(), [](double t) { return t < 1; });
+  auto first_above = std::find_if(ladder.begin(), ladder.end(), [](double t) { return t > 1; });
+  if (below && lo > *first_below) {
+    lo = *first_below / 1.08;
+  }
+  if (above && hi < *first_above) {
+    hi = *first_above * 1.08;
+  }
+  ChangeAxis axis{lo, hi, true, {}};
+  for (double t : ladder) {
+    if (t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9)) {
+      axis.ticks.push_back(t);
+    }
+  }
+  return axis.ticks.size() <= 9 ? axis : ChangeAxis{};
+}
+
+} // namespace
+
+ChangeAxis change_axis(double lo, double hi, bool below, bool above) {
+  double lo_ratio = 1 + std::min(lo, 0.0);
+  double hi_ratio = 1 + std::max(hi, 0.0);
+  double margin = 0.06 * (hi_ratio - lo_ratio);
+  if (lo_ratio - margin >= 0.5 && hi_ratio + margin <= 2.5) {
+    return linear_change_axis(lo_ratio - margin, hi_ratio + margin, below, above);
+  }
+  lo_ratio = std::max(1e-6, lo_ratio) / 1.08;
+  hi_ratio = std::min(1e6, hi_ratio) * 1.08;
+  // The densest ladder that keeps to 9 ticks: a range of a few times gets +50%, +200% too.
+  for (const std::vector<double> &mantissas :
+       {std::vector<double>{1, 1.5, 2, 3, 5, 7}, std::vector<double>{1, 2, 5},
+        std::vector<double>{1, 3}, std::vector<double>{1}}) {
+    ChangeAxis axis = log_change_axis(lo_ratio, hi_ratio, below, above, mantissas);
+    if (!axis.ticks.empty()) {
+      return axis;
+    }
+  }
+  return ChangeAxis{lo_ratio, hi_ratio, true, {1}};
+}
+
+std::string change_tick(double ratio) {
+  double p = 100 * (ratio - 1);
+  if (std::abs(p) < 1e-9) {
+    return "0%";
+  }
+  std::string out = p > 0 ? "+" : ""; // appended, not "+" + text: GCC 12 warns on that
+  out += num(p, 3);
+  return out + "%";
+}
+
 std::string category_colour(size_t index) {
   static const std::array<const char *, 12> palette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
                                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22",
@@ -166,12 +267,28 @@ void Svg::text(double x, double y, std::string_view text, std::string_view extra
            escape(text) + "</text>\n";
 }
 
+void Svg::shape(std::string_view d, std::string_view fill, std::string_view tip,
+                std::string_view extra) {
+  body_ += "<path class=\"mark\" d=\"" + std::string(d) + "\" fill=\"" + std::string(fill) + "\" " +
+           std::string(extra) + "><title>" + escape(tip) + "</title></path>\n";
+}
+
+void Svg::path(std::string_view d, std::string_view fill, std::string_view extra) {
+  body_ += "<path d=\"" + std::string(d) + "\" fill=\"" + std::string(fill) + "\" " +
+           std::string(extra) + "/>\n";
+}
+
 void Svg::x_axis(const Scale &scale, double y, std::string_view label,
                  std::string (*format)(double)) {
+  x_axis(scale, y, label, format, scale.ticks());
+}
+
+void Svg::x_axis(const Scale &scale, double y, std::string_view label,
+                 std::string (*format)(double), const std::vector<double> &ticks) {
   double left = scale(scale.lo());
   double right = scale(scale.hi());
   line(left, y, right, y, "#333");
-  for (double t : scale.ticks()) {
+  for (double t : ticks) {
     double x = scale(t);
     line(x, y, x, y + 5, "#333");
     text(x, y + 18, format ? format(t) : num(t), "class=\"tick\" text-anchor=\"middle\"");
@@ -181,10 +298,15 @@ void Svg::x_axis(const Scale &scale, double y, std::string_view label,
 
 void Svg::y_axis(const Scale &scale, double x, std::string_view label,
                  std::string (*format)(double)) {
+  y_axis(scale, x, label, format, scale.ticks());
+}
+
+void Svg::y_axis(const Scale &scale, double x, std::string_view label,
+                 std::string (*format)(double), const std::vector<double> &ticks) {
   double bottom = scale(scale.lo());
   double top = scale(scale.hi());
   line(x, bottom, x, top, "#333");
-  for (double t : scale.ticks()) {
+  for (double t : ticks) {
     double y = scale(t);
     line(x - 5, y, x, y, "#333");
     text(x - 8, y + 4, format ? format(t) : num(t), "class=\"tick\" text-anchor=\"end\"");

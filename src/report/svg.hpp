@@ -38,6 +38,24 @@ private:
   bool log_;
 };
 
+/// An axis of time ratios (1: as fast as BEST) for changes from `lo` to `hi` (-0.3: 30% faster),
+/// and its ticks as ratios. Linear with round percent steps (4 to 8 ticks) while the ratios stay
+/// within 0.5 to 2.5, else a log scale with ticks at round ratios (1, 1.5, 2, 3, 5, 7 times a
+/// power of ten, or fewer of them on a wide range: -50%, +100%, +400%, +900%). 0 is always a tick, and the range is widened so that each side that holds data
+/// (`below`, `above`: some change below or above 0) has a tick of its own.
+struct ChangeAxis {
+  double lo = 1; ///< the smallest ratio shown
+  double hi = 1; ///< the largest ratio shown
+  bool log = false;
+  std::vector<double> ticks;
+};
+
+/// Returns the axis for changes from `lo` to `hi`; see ChangeAxis.
+ChangeAxis change_axis(double lo, double hi, bool below, bool above);
+
+/// Formats a ratio tick of a ChangeAxis as its signed change: -30%, 0%, +2.5%, +1900%.
+std::string change_tick(double ratio);
+
 /// The colour of category `index` of a palette that stays apart for a dozen categories.
 std::string category_colour(size_t index);
 
@@ -62,14 +80,25 @@ public:
   void line(double x1, double y1, double x2, double y2, std::string_view stroke,
             std::string_view extra = "");
   void text(double x, double y, std::string_view text, std::string_view extra = "");
+  /// A data mark: an SVG path (`d` in path syntax), for markers other than dots and boxes.
+  void shape(std::string_view d, std::string_view fill, std::string_view tip,
+             std::string_view extra = "");
+  /// A decoration (no data): an SVG path, e.g. a marker drawn in a legend.
+  void path(std::string_view d, std::string_view fill, std::string_view extra = "");
 
   /// An x axis at pixel row `y` from `scale`'s ticks, with `label` centred under it; `format`
   /// turns a tick value into its text.
   void x_axis(const Scale &scale, double y, std::string_view label,
               std::string (*format)(double) = nullptr);
+  /// An x axis with the given tick values instead of `scale`'s own.
+  void x_axis(const Scale &scale, double y, std::string_view label, std::string (*format)(double),
+              const std::vector<double> &ticks);
   /// A y axis at pixel column `x`, `label` written upwards beside it.
   void y_axis(const Scale &scale, double x, std::string_view label,
               std::string (*format)(double) = nullptr);
+  /// A y axis with the given tick values instead of `scale`'s own.
+  void y_axis(const Scale &scale, double x, std::string_view label, std::string (*format)(double),
+              const std::vector<double> &ticks);
 
   /// The finished <svg> element.
   std::string str() const;

@@ -39,6 +39,14 @@ for id in 01 02 03; do
   "$KOPT" record "${fam[@]}" --candidate $id >"$WORK/record$id.log" 2>&1 ||
     { cat "$WORK/decide$id.log" "$WORK/record$id.log"; fail "record $id"; }
 done
+echo "--- 03 again with new content (a comment): a second attempt of the same candidate"
+echo "// attempt 2: new content, the same code" >>"$family_src/candidates/03/gemm_kernel.hpp"
+cmake --build "$b" --target candidate_03 >"$WORK/build03.log" 2>&1 || { cat "$WORK/build03.log"; fail "rebuild 03"; }
+"$KOPT" bench "${fam[@]}" --candidate 03 --allow-failed >"$WORK/bench03b.log" 2>&1 ||
+  { cat "$WORK/bench03b.log"; fail "bench 03 again"; }
+"$KOPT" decide "${fam[@]}" --candidate 03 >"$WORK/decide03b.log" 2>&1 || true
+"$KOPT" record "${fam[@]}" --candidate 03 >"$WORK/record03b.log" 2>&1 ||
+  { cat "$WORK/decide03b.log" "$WORK/record03b.log"; fail "record 03 again"; }
 "$KOPT" bench "${fam[@]}" --golden-only --json >"$WORK/golden.json" || fail "golden-only --json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['status'] == 'up to date', d" \
   "$WORK/golden.json" || { cat "$WORK/golden.json"; fail "bench --golden-only --json is not JSON"; }
@@ -54,7 +62,8 @@ assert all(c["built"] and c["measured"] == "ok" for c in ls.values()), ls
 assert ls["00"]["recorded"] in ("baseline", "BEST"), ls["00"]
 assert ls["02"]["verdict"] == "incorrect" and ls["02"]["recorded"] == "incorrect", ls["02"]
 log = json.load(open(sys.argv[2]))
-assert [a["candidate"] for a in log] == ["00", "01", "02", "03"], log
+assert [a["candidate"] for a in log] == ["00", "01", "02", "03", "03"], log
+assert log[3]["hash"] != log[4]["hash"], log
 assert log[0]["kind"] == "baseline" and log[2]["verdict"] == "incorrect", log
 assert all(a["classes"] for a in log[1:] if a["verdict"] != "incorrect"), log
 PY
@@ -95,6 +104,54 @@ assert not re.search(r"(https?:)?//[a-z0-9]", html, re.I), re.search(r"(https?:)
 assert not re.search(r"<(script|link|img|iframe|object|embed)\b", html, re.I), "external element"
 assert not re.search(r"\b(src|href)\s*=\s*\"(?!#)", html, re.I), "a src or href that leaves the page"
 assert "url(" not in html and "@import" not in html, "a stylesheet fetch"
+PY
+
+echo "--- what the page says without hovering: scale, lanes, numbers, labels, the overall row"
+python3 - "$page" "$WORK/log.json" <<'PY' || fail "the page's content"
+import json, re, sys
+html = open(sys.argv[1]).read()
+log = json.load(open(sys.argv[2]))
+def figure(name):
+    return re.search(r'<figure id="%s".*?</figure>' % name, html, re.S).group(0)
+def percent(change):  # as the report writes a change: +5.0%, -0.25%, +3100%, 0%
+    p = 100 * change
+    text = "%+.*f%%" % (0 if abs(p) >= 10 else 1 if abs(p) >= 1 else 2, p)
+    return "0%" if text in ("+0%", "-0.00%", "+0.00%") else text
+svg, table = figure("history").split("</svg>", 1)
+# The history's y ticks: 0 and ticks on both sides, since 01 is faster and 03 slower than BEST.
+ticks = {t: float(y) for y, t in re.findall(r'<text x="[^"]*" y="([^"]*)" class="tick" text-anchor="end">([^<]*)</text>', svg)}
+changes = [c["change"] for a in log for c in a["classes"]]
+assert "0%" in ticks, ticks
+assert max(changes) > 0 and [t for t in ticks if t.startswith("+")], (max(changes), ticks)  # 03
+if min(changes) < 0:  # 01 kept (a loaded machine can make it incorrect: no change below 0)
+    assert [t for t in ticks if t.startswith("-")], (min(changes), ticks)
+else:
+    print("note: no change below 0 (01 was", log[1]["verdict"] + "); ticks", list(ticks))
+# 02 (incorrect) is drawn in a row of its own under the plot, labelled, not on the 0% line.
+marker = re.search(r'<path class="mark" d="M[\d.]+ ([\d.]+)[^"]*"[^>]*><title>02 \(incorrect\)', svg)
+assert marker, "no marker for 02"
+assert float(marker.group(1)) > max(ticks.values()), (marker.group(0), ticks)
+assert re.search(r'class="label" text-anchor="end" fill="[^"]*">incorrect</text>', svg), "no incorrect row"
+# 03's two attempts are labelled as such, under the chart and in the table.
+assert ">03 (1)</text>" in svg and ">03 (2)</text>" in svg, "03's attempts are not numbered"
+rows = dict(re.findall(r'<tr data-attempt="([^"]*)">(.*?)</tr>', table, re.S))
+assert list(rows) == ["00", "01", "02", "03 (1)", "03 (2)"], list(rows)
+# Every class's change of every attempt is text in its row of the table.
+for label, a in zip(rows, log):
+    for c in a["classes"]:
+        assert ">%s</b> %s" % (percent(c["change"]), c["state"]) in rows[label], (label, c, rows[label])
+    if a["overall_change"] is not None:
+        assert ">%s</b>" % percent(a["overall_change"]) in rows[label], (label, a["overall_change"])
+# The latest decision's all-configs row carries the overall change's own state.
+last = log[-1]
+low, high = last["overall_interval"]
+assert low > 0.01, last  # 03 is far slower than 01: its overall interval lies above the tie band
+row = "%s [%s, %s]  worse" % (percent(last["overall_change"]), percent(low), percent(high))
+assert row in figure("decision"), (row, re.findall(r'>([^<]*(?:worse|tie|better))</text>', figure("decision")))
+# The waterfall says which build it shows and what compile_budget_s is.
+waterfall = figure("waterfall")
+assert re.search(r"Compile waterfall of the last build: [\d.]+ s, \d+ of \d+ objects from the cache", waterfall), waterfall[:300]
+assert "build wall-time budget, compile_budget_s in its family.json (90 s)" in waterfall
 PY
 
 echo "--- headless Chromium, network off: the DOM holds every figure with data, and a screenshot"

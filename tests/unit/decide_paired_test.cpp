@@ -145,6 +145,20 @@ TEST_CASE("a simulated 2% improvement is kept in >= 99% of single decisions") {
   CHECK(kept >= 1980);
 }
 
+TEST_CASE("a paired overall row is judged by its interval: +1848% is worse, an A/A a tie") {
+  Simulator sim;
+  auto [best, slower] = sim.run(18.48);
+  Decision d = decide(best, slower, Request{});
+  CHECK(d.verdict == Verdict::regression);
+  REQUIRE(d.overall);
+  CHECK(d.overall->low > 0.01);
+  CHECK(d.overall->state == State::worse);
+  auto [best2, same] = sim.run(0);
+  Decision aa = decide(best2, same, Request{});
+  REQUIRE(aa.overall);
+  CHECK(aa.overall->state == State::tie);
+}
+
 // A quiet machine, so that a 0.6% change shows in every class's interval.
 Simulator quiet() {
   Simulator sim;

@@ -97,6 +97,20 @@ TEST_CASE("regressions") {
   }
 }
 
+TEST_CASE("the overall row has a state of its own: beyond the threshold it is better or worse") {
+  Decision worse = decide(measured("00"), measured("01", 19.48, 19.48), request());
+  CHECK(worse.verdict == Verdict::regression);
+  REQUIRE(worse.overall);
+  CHECK(worse.overall->change == doctest::Approx(18.48));
+  CHECK(worse.overall->state == State::worse);
+  Decision better = decide(measured("00"), measured("01", 0.9, 0.95), request());
+  CHECK(better.overall->state == State::better);
+  Decision tie = decide(measured("00"), measured("01", 0.995, 1.003), request());
+  CHECK(tie.overall->state == State::tie);
+  // The table prints it, and decision.json keeps it.
+  CHECK(kopt::decide::format_table(worse).find("worse") != std::string::npos);
+}
+
 TEST_CASE("ties") {
   SUBCASE("every class within noise") {
     Decision d = decide(measured("00"), measured("01", 0.995, 1.003), request());

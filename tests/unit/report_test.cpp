@@ -3,6 +3,7 @@
 #include "report/report.hpp"
 #include "report/svg.hpp"
 
+#include "decide/decide.hpp"
 #include "heuristic/fit.hpp"
 #include "spec/family.hpp"
 #include "temp_dir.hpp"
@@ -12,6 +13,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
+#include <regex>
 #include <string>
 
 using kopt::test::fixture;
@@ -87,8 +90,152 @@ TEST_CASE("the history figure draws one mark per class and attempt, and the base
   CHECK(figure->marks == 3);
   CHECK(figure->html.find("data-figure=\"history\"") != std::string::npos);
   CHECK(figure->html.find("wider tiles") != std::string::npos);
-  CHECK(figure->html.find("grey band: noise threshold -1.0% .. +1.0%") != std::string::npos);
+  CHECK(figure->html.find("tie band (noise threshold) \u00b11.0%") != std::string::npos);
+  CHECK(figure->html.find("<b style=\"color:#1a9850\">-10%</b> better<br><small>[-12%, -8.0%]") !=
+        std::string::npos); // each class's change as text in the table, not only on hover
   CHECK_FALSE(report::history_figure({}, 0.01));
+}
+
+namespace {
+
+// The loop of the user's screenshot: keeps at -22% to -32%, a regression at +100%, one candidate
+// attempted three times, a failed and an incorrect attempt.
+const char *kLoop =
+    R"({"kind":"baseline","date":"d0","candidate":"00","hash":"aa","geomean_us":12.5,"measured_by":"chrono"})"
+    "\n"
+    R"({"kind":"attempt","date":"d1","candidate":"07","hash":"c1","best":"00","best_hash":"aa","proposal":"","target":"global","hypothesis":"h","verdict":"keep","reason":"","consecutive_regressions":0,"overall_change":-0.27,"overall_interval":[-0.3,-0.24],"classes":[{"class":"small","change":-0.22,"interval":[-0.25,-0.19],"state":"better"},{"class":"large","change":-0.32,"interval":[-0.35,-0.29],"state":"better"}],"event":""})"
+    "\n"
+    R"({"kind":"attempt","date":"d2","candidate":"07","hash":"c2","best":"07","best_hash":"c1","proposal":"","target":"global","hypothesis":"h","verdict":"failed","reason":"","consecutive_regressions":0,"overall_change":null,"overall_interval":null,"classes":[],"event":""})"
+    "\n"
+    R"({"kind":"attempt","date":"d3","candidate":"08","hash":"c3","best":"07","best_hash":"c1","proposal":"","target":"global","hypothesis":"h","verdict":"incorrect","reason":"","consecutive_regressions":0,"overall_change":null,"overall_interval":null,"classes":[],"event":""})"
+    "\n"
+    R"({"kind":"attempt","date":"d4","candidate":"07","hash":"c4","best":"07","best_hash":"c1","proposal":"","target":"global","hypothesis":"h","verdict":"regression","reason":"","consecutive_regressions":1,"overall_change":1.0,"overall_interval":[0.9,1.1],"classes":[{"class":"small","change":1.0,"interval":[0.9,1.1],"state":"worse"},{"class":"large","change":0.99,"interval":null,"state":"worse"}],"event":""})"
+    "\n";
+
+// The y of each tick label of an SVG's y axis, by its text.
+std::map<std::string, double> y_ticks(const std::string &html) {
+  std::map<std::string, double> ticks;
+  std::regex tick(
+      R"re(<text x="[^"]*" y="([^"]*)" class="tick" text-anchor="end">([^<]*)</text>)re");
+  for (std::sregex_iterator it(html.begin(), html.end(), tick), end; it != end; ++it) {
+    ticks[(*it)[2]] = std::stod((*it)[1]);
+  }
+  return ticks;
+}
+
+} // namespace
+
+TEST_CASE("the history figure: ticks on both sides, failed and incorrect apart, repeats numbered") {
+  TempDir tmp;
+  auto figure = report::history_figure(report::read_attempts(tmp.write("a.jsonl", kLoop)), 0.01);
+  REQUIRE(figure);
+  CHECK(figure->marks == 7); // the baseline, 2 x 2 class dots, the failed and incorrect markers
+  const std::string &html = figure->html;
+  std::map<std::string, double> ticks = y_ticks(html);
+  CHECK(ticks.count("-25%"));
+  CHECK(ticks.count("0%"));
+  CHECK(ticks.count("+25%"));
+  CHECK(ticks.count("+100%"));
+  // The failed and incorrect attempts sit in labelled rows under every tick, not on 0%.
+  double lowest = 0;
+  for (const auto &[text, y] : ticks) {
+    lowest = std::max(lowest, y);
+  }
+  for (const std::string &verdict : {"failed", "incorrect"}) {
+    CAPTURE(verdict);
+    CHECK(html.find("fill=\"" + std::string(verdict == "failed" ? "#222222" : "#8e44ad") + "\">" +
+                    verdict + "</text>") != std::string::npos);
+    std::smatch m;
+    REQUIRE(std::regex_search(
+        html, m,
+        std::regex("<path class=\"mark\" d=\"M[0-9.]+ ([0-9.]+)[^>]*><title>[^<]*\\(" + verdict +
+                   "\\)")));
+    CHECK(std::stod(m[1]) > lowest);
+  }
+  // 07's three attempts read as one candidate's, under the chart and in the table.
+  CHECK(html.find(">07 (1)</text>") != std::string::npos);
+  CHECK(html.find(">07 (2)</text>") != std::string::npos);
+  CHECK(html.find("<tr data-attempt=\"07 (3)\">") != std::string::npos);
+  CHECK(html.find(">08</text>") != std::string::npos);
+  // Per-class changes as text: -22% and -32% for 07's first attempt, the overall's own state.
+  CHECK(html.find(">-22%</b> better") != std::string::npos);
+  CHECK(html.find(">-32%</b> better") != std::string::npos);
+  CHECK(html.find(">+100%</b> worse<br><small>[+90%, +110%]</small>") != std::string::npos);
+}
+
+TEST_CASE(
+    "change axes: round percent steps, log beyond 0.5x..2.5x, a tick on each side with data") {
+  auto labels = [](const report::ChangeAxis &axis) {
+    std::vector<std::string> out;
+    for (double t : axis.ticks) {
+      out.push_back(report::change_tick(t));
+    }
+    return out;
+  };
+  report::ChangeAxis user = report::change_axis(-0.32, 1.0, true, true);
+  CHECK_FALSE(user.log);
+  CHECK(labels(user) == std::vector<std::string>{"-25%", "0%", "+25%", "+50%", "+75%", "+100%"});
+  // -3% is less than a step below 0: the axis reaches one step down so that side has a scale.
+  report::ChangeAxis small = report::change_axis(-0.03, 1.0, true, true);
+  CHECK(labels(small) ==
+        std::vector<std::string>{"-20%", "0%", "+20%", "+40%", "+60%", "+80%", "+100%"});
+  report::ChangeAxis wide = report::change_axis(-0.95, 18.48, true, true);
+  CHECK(wide.log);
+  CHECK(labels(wide) == std::vector<std::string>{"-95%", "-90%", "-80%", "-50%", "0%", "+100%",
+                                                 "+400%", "+900%", "+1900%"});
+  // No data below 0 (the tie band alone): no tick there.
+  report::ChangeAxis above = report::change_axis(-0.01, 18.48, false, true);
+  CHECK(labels(above) == std::vector<std::string>{"0%", "+50%", "+100%", "+200%", "+400%", "+600%",
+                                                  "+900%", "+1400%", "+1900%"});
+  // A range of a few times on a log scale: ratios 1.5 and 3 too, not only 0% and +100%.
+  report::ChangeAxis few = report::change_axis(-0.01, 2.07, false, true);
+  CHECK(few.log);
+  CHECK(labels(few) == std::vector<std::string>{"0%", "+50%", "+100%", "+200%"});
+  report::ChangeAxis tiny = report::change_axis(-0.004, 0.006, true, true);
+  CHECK(labels(tiny) ==
+        std::vector<std::string>{"-0.4%", "-0.2%", "0%", "+0.2%", "+0.4%", "+0.6%"});
+}
+
+TEST_CASE("the overall change's state comes from its own interval and the threshold") {
+  CHECK(report::change_state(18.48, std::make_pair(17.0, 20.0), 0.01) == "worse");
+  CHECK(report::change_state(-0.2, std::make_pair(-0.25, -0.15), 0.01) == "better");
+  CHECK(report::change_state(0.002, std::make_pair(-0.003, 0.007), 0.01) == "tie");
+  CHECK(report::change_state(0.005, std::make_pair(0.002, 0.008), 0.01) == "pending");
+  CHECK(report::change_state(0.05, std::nullopt, 0.01) == "worse");
+  CHECK(report::change_state(0.005, std::nullopt, 0.01) == "tie");
+  // The page: a +1848% regression whose decision.json (as kopt wrote it before) says "tie".
+  TempDir tmp;
+  kopt::spec::Family family = kopt::spec::load_family(fixture("gen/tiny/family.json"));
+  kopt::spec::Layout layout(tmp.path());
+  fs::create_directories(layout.ledger);
+  tmp.write(
+      "ledger/attempts.jsonl",
+      R"({"kind":"baseline","date":"d","candidate":"01","hash":"b1","geomean_us":10,"measured_by":"chrono"})"
+      "\n"
+      R"({"kind":"attempt","date":"d","candidate":"03","hash":"c3","best":"01","best_hash":"b1","proposal":"","target":"global","hypothesis":"h","verdict":"regression","reason":"","consecutive_regressions":1,"overall_change":18.48,"overall_interval":[17.0,20.0],"classes":[{"class":"small","change":18.48,"interval":[17.0,20.0],"state":"worse"}],"event":""})"
+      "\n");
+  kopt::ledger::rebuild(kopt::ledger::Files{layout.ledger}, family.name);
+  kopt::decide::Decision d;
+  d.candidate = "03";
+  d.hash = "c3";
+  d.best = "01";
+  d.best_hash = "b1";
+  d.verdict = kopt::decide::Verdict::regression;
+  kopt::decide::ClassRow overall;
+  overall.config_class = "overall";
+  overall.change = 18.48;
+  overall.has_interval = true;
+  overall.low = 17.0;
+  overall.high = 20.0;
+  overall.state = kopt::decide::State::tie;
+  d.overall = overall;
+  fs::create_directories(layout.decision("03").parent_path());
+  kopt::decide::write_decision(layout.decision("03"), d);
+  report::ReportOptions options;
+  options.date = "2026-11-28";
+  report::Page page = report::make_report(family, layout, options);
+  CHECK(page.html.find("+1848% [+1700%, +2000%]  worse") != std::string::npos);
+  CHECK(page.html.find("+1848% [+1700%, +2000%]  tie") == std::string::npos);
 }
 
 TEST_CASE("the decision figure draws each class and the overall row with the threshold") {
@@ -104,7 +251,8 @@ TEST_CASE("the decision figure draws each class and the overall row with the thr
   REQUIRE(figure);
   CHECK(figure->marks == 3);
   CHECK(figure->title == "The latest decision: candidate 03 vs BEST 01: regression");
-  CHECK(figure->html.find("grey band: noise threshold +-2.0%") != std::string::npos);
+  CHECK(figure->html.find("grey band: the tie band, noise threshold \u00b12.0%") !=
+        std::string::npos);
   CHECK(figure->html.find("+5.0% [+3.0%, +7.0%]  worse") != std::string::npos);
 }
 
@@ -143,7 +291,18 @@ TEST_CASE("the waterfall puts overlapping commands on separate lanes and marks t
   CHECK(figure->html.find("job 3") == std::string::npos); // the link reuses a free lane
   CHECK(figure->html.find("data-cache=\"direct_hit\"") != std::string::npos);
   CHECK(figure->html.find("data-cache=\"miss\"") != std::string::npos);
-  CHECK(figure->html.find("fam compile budget 4 s") != std::string::npos);
+  CHECK(figure->html.find("fam build budget 4 s (compile_budget_s), its wall time 2.6 s") !=
+        std::string::npos);
+  CHECK(figure->html.find("Compile waterfall of the last build: 2.6 s, 1 of 2 objects from the "
+                          "cache") != std::string::npos);
+  CHECK(figure->html.find("build wall-time budget, compile_budget_s in its family.json (4 s)") !=
+        std::string::npos);
+  // A budget far beyond the build is named at the edge, not drawn as a line that squeezes the bars.
+  auto far = report::waterfall_figure(commands, build, "fam", 90);
+  REQUIRE(far);
+  CHECK(far->html.find("fam build budget 90 s (compile_budget_s), its wall time 2.6 s: ends at "
+                       "90 s, off this scale") != std::string::npos);
+  CHECK(far->html.find("stroke-dasharray=\"6 4\"") == std::string::npos);
 }
 
 TEST_CASE("a state folder with nothing yet gives a page that says what is missing") {
