@@ -41,8 +41,9 @@ private:
 /// An axis of time ratios (1: as fast as BEST) for changes from `lo` to `hi` (-0.3: 30% faster),
 /// and its ticks as ratios. Linear with round percent steps (4 to 8 ticks) while the ratios stay
 /// within 0.5 to 2.5, else a log scale with ticks at round ratios (1, 1.5, 2, 3, 5, 7 times a
-/// power of ten, or fewer of them on a wide range: -50%, +100%, +400%, +900%). 0 is always a tick, and the range is widened so that each side that holds data
-/// (`below`, `above`: some change below or above 0) has a tick of its own.
+/// power of ten, or fewer of them on a wide range: -50%, +100%, +400%, +900%). 0 is always a tick,
+/// and the range is widened so that each side that holds data (`below`, `above`: some change
+/// below or above 0) has a tick of its own.
 struct ChangeAxis {
   double lo = 1; ///< the smallest ratio shown
   double hi = 1; ///< the largest ratio shown
