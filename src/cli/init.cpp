@@ -15,7 +15,7 @@ struct InitOptions {
   std::string dir;
   std::string name;
   std::string backend = "host";
-  std::string cuda_arch = "90a";
+  std::string arch;
 };
 
 } // namespace
@@ -26,20 +26,22 @@ Handler setup_init(CLI::App &app) {
       ->required();
   app.add_option("--name", options->name,
                  "the family's name, an identifier (default: the folder's name)");
-  app.add_option("--backend", options->backend, "host or cuda")
-      ->check(CLI::IsMember({"host", "cuda"}))
+  app.add_option("--backend", options->backend, "host, cuda or hip")
+      ->check(CLI::IsMember({"host", "cuda", "hip"}))
       ->capture_default_str();
-  app.add_option("--cuda-arch", options->cuda_arch,
-                 "CMAKE_CUDA_ARCHITECTURES for a project that sets none (cuda)")
-      ->capture_default_str();
+  app.add_option("--arch", options->arch,
+                 "the GPU architecture: cuda's CMAKE_CUDA_ARCHITECTURES (default 90a), hip's "
+                 "offload arch (default gfx942)");
   return [options](Context &context) {
     gen::ScaffoldRequest request;
     request.dir = options->dir;
     request.name = options->name.empty()
                        ? std::filesystem::path(options->dir).lexically_normal().filename().string()
                        : options->name;
-    request.backend = options->backend == "cuda" ? spec::Backend::cuda : spec::Backend::host;
-    request.cuda_arch = options->cuda_arch;
+    request.backend = options->backend == "cuda"  ? spec::Backend::cuda
+                      : options->backend == "hip" ? spec::Backend::hip
+                                                  : spec::Backend::host;
+    request.arch = options->arch;
     std::vector<std::filesystem::path> written = gen::write_scaffold(request);
     if (context.json) {
       nlohmann::json files = nlohmann::json::array();

@@ -18,15 +18,15 @@ struct Flavour {
 };
 
 Flavour flavour_of(spec::Backend backend, const std::string &args) {
-  if (backend == spec::Backend::host) {
+  switch (backend) {
+  case spec::Backend::host:
     return {".hpp", ".cpp", "void(const " + args + "&)", "UNROLL", "u", "1", "8"};
-  }
-  if (backend == spec::Backend::cuda) {
+  case spec::Backend::cuda:
     return {".cuh", ".cu", "cudaError_t(const " + args + "&)", "BLOCK", "b", "128", "512"};
+  case spec::Backend::hip:
+    return {".hpp", ".cpp", "hipError_t(const " + args + "&)", "BLOCK", "b", "256", "1024"};
   }
-  throw Error("kopt init: the " + std::string(spec::to_string(backend)) +
-              " backend has no scaffold yet (host and cuda have): start from "
-              "examples/hip_gemm_a8w8_blockscale and docs/HARNESS.md");
+  throw Error("internal: unknown backend");
 }
 
 // "row_softmax" -> "RowSoftmax"
@@ -54,11 +54,16 @@ std::map<std::string, std::string> scaffold_files(const ScaffoldRequest &request
   const std::string &name = request.name;
   const std::string args = camel(name) + "Args";
   const Flavour f = flavour_of(request.backend, args);
-  const std::string prefix = request.backend == spec::Backend::host ? "init_host_" : "init_cuda_";
+  const std::string prefix = "init_" + spec::to_string(request.backend) + "_";
   const std::string header = name + "_kernel" + f.header_suffix;
   const std::string instance = "instance" + f.source_suffix + ".in";
   const std::string harness = "harness" + f.source_suffix;
   const bool cuda = request.backend == spec::Backend::cuda;
+  const bool hip = request.backend == spec::Backend::hip;
+  const std::string arch = !request.arch.empty() ? request.arch
+                           : cuda                ? "90a"
+                           : hip                 ? "gfx942"
+                                                 : "";
   std::map<std::string, std::string> files;
   files["family.json"] = expand_builtin(
       "init_family.json.in", {{"name", name},
@@ -72,7 +77,7 @@ std::map<std::string, std::string> scaffold_files(const ScaffoldRequest &request
                               {"large", f.large},
                               {"small_name", name + "_" + f.letter + f.small},
                               {"large_name", name + "_" + f.letter + f.large},
-                              {"arch", cuda ? "sm_" + request.cuda_arch : ""},
+                              {"arch", cuda ? "sm_" + arch : arch},
                               {"harness", harness}});
   files[header] =
       expand_builtin(prefix + "kernel" + f.header_suffix + ".in", {{"name", name}, {"args", args}});
@@ -95,8 +100,8 @@ std::map<std::string, std::string> scaffold_files(const ScaffoldRequest &request
       "init_CMakeLists.txt.in", {{"name", name},
                                  {"dir", request.dir.lexically_normal().generic_string()},
                                  {"cuda", cuda ? "yes" : ""},
-                                 {"cuda_arch", request.cuda_arch},
-                                 {"hip", ""}});
+                                 {"arch", arch},
+                                 {"hip", hip ? "yes" : ""}});
   return files;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
-// `kopt init`: a new family's files, made to configure, build and bench as they are: family.json,
+// `kopt init`: a new family's files (host, cuda or hip), made to configure, build and bench as
+// they are: family.json,
 // the kernel header and instance template a candidate edits, the harness, configs.csv,
 // candidates/00 and a CMakeLists.txt that is a project of its own or a part of the user's.
 
@@ -18,7 +19,9 @@ struct ScaffoldRequest {
   std::string name;
   spec::Backend backend = spec::Backend::host;
   std::filesystem::path dir;
-  std::string cuda_arch = "90a"; ///< CMAKE_CUDA_ARCHITECTURES when the project sets none
+  /// The GPU architecture: cuda's CMAKE_CUDA_ARCHITECTURES when the project sets none ("90a"
+  /// when empty; family.json's arch is then sm_<it>), hip's family.json arch ("gfx942").
+  std::string arch;
 };
 
 /// The files of the new family, by path relative to its folder; deterministic.

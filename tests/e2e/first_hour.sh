@@ -78,4 +78,13 @@ if command -v nvcc >/dev/null 2>&1; then
     cmake --build vadd-build --target candidate_00 >>"$WORK/cuda.log" 2>&1 ||
     { tail -30 "$WORK/cuda.log"; fail "the cuda scaffold does not build"; }
 fi
+if command -v hipcc >/dev/null 2>&1; then
+  echo "--- kopt init --backend hip: configures and builds with hipcc as the C++ compiler"
+  cd "$WORK"
+  "$KOPT" init hadd --backend hip --arch gfx90a >"$WORK/init_hip.txt" || { cat "$WORK/init_hip.txt"; fail "init hip"; }
+  grep -q '"arch": "gfx90a"' hadd/family.json || fail "the hip family names no arch"
+  cmake -S hadd -B hadd-build -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" >"$WORK/hip.log" 2>&1 &&
+    cmake --build hadd-build --target candidate_00 >>"$WORK/hip.log" 2>&1 ||
+    { tail -30 "$WORK/hip.log"; fail "the hip scaffold does not build"; }
+fi
 echo "PASS"

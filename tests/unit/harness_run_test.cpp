@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <string>
 #include <thread>
 
 using namespace kopt::harness;
@@ -370,6 +372,41 @@ TEST_CASE("a family that compares on the device is given the golden, and no outp
   CHECK(results[0].comparison->elements == 3);
   CHECK(results[0].comparison->mismatches == 1);
   CHECK(results[0].error() > 0);
+}
+
+TEST_CASE("a run pinned to one CPU reads its golden before any run, on no thread of its own") {
+  kopt::test::TempDir dir;
+  auto configs = parse_configs("N\n64\n128\n", "c.csv");
+  std::ostringstream log;
+  const auto threads = [] {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("Threads:", 0) == 0) {
+        return std::stoi(line.substr(8));
+      }
+    }
+    return -1;
+  };
+  int most = 0;
+  FamilySpec spec = cheat_family([&](const std::vector<float> &in, std::vector<float> &out, int) {
+    most = std::max(most, threads());
+    doubled(in, out);
+  });
+  std::string golden = (dir.path() / "golden.bin").string();
+  run_configs(configs, parse({"--configs", "c.csv", "--write-golden", golden}, spec), spec, log);
+  const int before = threads();
+  REQUIRE(before > 0);
+  most = 0;
+  auto results = run_configs(
+      configs,
+      parse({"--configs", "c.csv", "--benchmark", "--golden", golden, "--repeat", "3", "--one-cpu"},
+            spec),
+      spec, log);
+  CHECK(most == before);
+  REQUIRE(results[1].comparison);
+  CHECK(results[1].comparison->error() == 0.0);
+  CHECK(results[1].check.empty());
 }
 
 TEST_CASE("every timed run is checked, on fresh inputs") {
