@@ -168,8 +168,9 @@ Golden read_entries(const std::string &path, const std::set<std::string> *keys) 
   Golden golden;
   golden.set_source(path);
   for (const auto &entry : index) {
+    std::vector<float> values = read_values(in, path, entry); // its errors name the path
     try {
-      golden.add(entry.key, read_values(in, path, entry));
+      golden.add(entry.key, std::move(values));
     } catch (const Error &error) {
       throw Error(path + ": " + error.what());
     }

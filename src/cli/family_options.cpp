@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <ostream>
 
@@ -58,13 +59,11 @@ std::map<std::string, nlohmann::json> registered_families(const fs::path &dir) {
   return families;
 }
 
-// The build folder to look in: `start` or the nearest folder above it with a CMakeCache.txt
-// and registered families; "" when there is none.
-fs::path find_build_folder(const fs::path &start) {
-  std::error_code ec;
+// The nearest of `start` and the folders above it for which `found` holds; "" when none does.
+fs::path nearest_folder(const fs::path &start, const std::function<bool(const fs::path &)> &found) {
   for (fs::path dir = fs::absolute(start).lexically_normal(); !dir.empty();
        dir = dir.parent_path()) {
-    if (fs::exists(dir / "CMakeCache.txt", ec) && !registered_families(dir).empty()) {
+    if (found(dir)) {
       return dir;
     }
     if (dir == dir.root_path()) {
@@ -72,6 +71,15 @@ fs::path find_build_folder(const fs::path &start) {
     }
   }
   return {};
+}
+
+// The build folder to look in: `start` or the nearest folder above it with a CMakeCache.txt
+// and registered families; "" when there is none.
+fs::path find_build_folder(const fs::path &start) {
+  return nearest_folder(start, [](const fs::path &dir) {
+    std::error_code ec;
+    return fs::exists(dir / "CMakeCache.txt", ec) && !registered_families(dir).empty();
+  });
 }
 
 } // namespace
@@ -127,20 +135,20 @@ std::string FamilyOptions::registered_build_dir() const {
   }
   std::error_code ec;
   const fs::path state = fs::weakly_canonical(state_dir, ec);
-  for (fs::path dir = state.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+  std::string build;
+  nearest_folder(state.parent_path(), [&](const fs::path &dir) {
     for (const auto &[name, j] : registered_families(dir)) {
       const std::string where = (dir / "kopt" / (name + ".family.json")).string();
       std::string registered = util::json_field_or<std::string>(j, "state_dir", "", where);
       if (!registered.empty() && fs::weakly_canonical(registered, ec) == state &&
           fs::exists(dir / "CMakeCache.txt", ec)) {
-        return util::json_field_or<std::string>(j, "build_dir", dir.string(), where);
+        build = util::json_field_or<std::string>(j, "build_dir", dir.string(), where);
+        return true;
       }
     }
-    if (dir == dir.root_path()) {
-      break;
-    }
-  }
-  return "";
+    return false;
+  });
+  return build;
 }
 
 void FamilyOptions::require_state_dir() {
