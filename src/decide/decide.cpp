@@ -167,13 +167,14 @@ void judge(Decision &d, const Measurement &candidate) {
   std::vector<const ClassRow *> worse;
   std::vector<const ClassRow *> beyond; // worse by more than max_regression
   const ClassRow *target = nullptr;
+  std::vector<std::string> improved; // d.winning, for a split only
   for (const ClassRow &row : d.classes) {
     if (row.config_class == d.target) {
       target = &row;
     }
     if (row.state == State::better) {
       better.push_back(&row);
-      d.winning.push_back(row.config_class);
+      improved.push_back(row.config_class);
     } else if (row.state == State::worse) {
       worse.push_back(&row);
     }
@@ -198,6 +199,7 @@ void judge(Decision &d, const Measurement &candidate) {
   }
   if (!better.empty() && !beyond.empty()) {
     d.verdict = Verdict::split;
+    d.winning = improved;
     d.reason = util::join(d.winning, ", ") + " improved beyond noise while " + changes(beyond) +
                " regressed more than " + limit;
     std::set<std::string> kernels;

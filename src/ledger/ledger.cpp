@@ -607,8 +607,7 @@ Applied apply_incorrect(State &s, const Decision &d, const std::string &proposal
     if (std::find(s.abandoned.begin(), s.abandoned.end(), proposal) == s.abandoned.end()) {
       s.abandoned.push_back(proposal);
     }
-    clear_regressions(s);
-    applied.message += "; proposal abandoned, regression counter reset";
+    applied.message += "; proposal abandoned";
     applied.event = "abandoned";
   }
   return applied;
@@ -623,12 +622,12 @@ Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &ca
     return apply_keep(s, d, candidate, measurement, date);
   case Verdict::regression:
     return apply_regression(s, d, candidate, date, options);
+  // Only a keep resets the counter: a tie, a failure or an incorrect output costs an agent
+  // nothing to make, so none of them may clear the regressions before it.
   case Verdict::tie:
-    clear_regressions(s);
-    return {d.candidate + " tied with BEST: regression counter reset", ""};
+    return {d.candidate + " tied with BEST: regression counter unchanged", ""};
   case Verdict::failed:
-    clear_regressions(s);
-    return {d.candidate + " failed (no comparable measurement): regression counter reset", ""};
+    return {d.candidate + " failed (no comparable measurement): regression counter unchanged", ""};
   case Verdict::incorrect:
     return apply_incorrect(s, d, proposal, options);
   case Verdict::split:

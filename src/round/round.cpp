@@ -13,6 +13,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -39,6 +40,21 @@ std::string tail(const std::string &text, size_t lines = 20) {
   return util::join(all, "\n");
 }
 
+// A failed build in one line: the first line that says error (the compiler's message, with its
+// file and line), else the last line of the output.
+std::string first_error(const std::string &text) {
+  std::vector<std::string> lines = util::split(util::trim(text), '\n');
+  for (const std::string &line : lines) {
+    std::string lower = line;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("error") != std::string::npos && !lower.starts_with("ninja: build stopped")) {
+      return std::string(util::trim(line));
+    }
+  }
+  return lines.empty() ? "no output" : std::string(util::trim(lines.back()));
+}
+
 // A step before the measurement failed (build, identity, no GPU): the candidate's measurement
 // says why, so that the keep test gives `failed` and the ledger resets the counter.
 void write_failed(const LoadedFamily &loaded, const std::string &id, const std::string &reason) {
@@ -58,7 +74,8 @@ void write_failed(const LoadedFamily &loaded, const std::string &id, const std::
 struct Measured {
   ordered_json device = nullptr;
   std::string failed_step; ///< "build", "identity", "gpu"; empty when it measured
-  std::string reason;
+  std::string reason;      ///< one line
+  std::string log;         ///< a failed build's last lines
 };
 
 // Claims the device the benchmark runs on (gpu::claim_device); a GPU gate that gave up stops
@@ -104,8 +121,9 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
     util::ProcessResult built = build_targets(options.build_dir, targets, &progress);
     if (!built.ok()) {
       out.failed_step = "build";
-      out.reason = "building " + util::join(targets, ", ") + " " + built.describe(0) + ":\n" +
-                   tail(built.out + built.err);
+      out.reason = "building " + util::join(targets, ", ") + " " + built.describe(0) + ": " +
+                   first_error(built.out + built.err);
+      out.log = tail(built.out + built.err);
       return out;
     }
     util::RealProcessRunner runner;
@@ -148,7 +166,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
   double to = unix_now();
   held.lock.reset(); // the next round's benchmark may start while this one decides
   out.device = {{"slot", held.slot},
-                {"device", held.binding.device},
+                {"device", host ? profile::host_cpu_model() : held.binding.device},
                 {"binding", held.binding.message},
                 {"waited_s", held.waited_s},
                 {"from", from},
@@ -242,6 +260,7 @@ ordered_json answer(const LoadedFamily &loaded, const std::string &id, const led
       {"verdict", verdict_name(d)},
       {"reason", d.reason},
       {"failed_step", measured.failed_step.empty() ? nullptr : ordered_json(measured.failed_step)},
+      {"log", measured.log.empty() ? nullptr : ordered_json(measured.log)},
       {"method", decision["method"]},
       {"rounds", d.rounds},
       {"classes", decision["classes"]},

@@ -54,6 +54,16 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   std::string remedy = "run candidate_" + id + "_bench again";
   fs::path path = loaded.layout.measurement(id);
   profile::Measurement measured = read_or_missing(path, id);
+  if (id == best.id) {
+    // BEST's keep test: its measurement may have been made beside the BEST it replaced; it is
+    // decided against itself, and passes (a kept candidate stays green).
+    decide::check_measured(measured, path.string(), own,
+                           decide::Identity{measured.paired_best, measured.paired_best_hash},
+                           remedy);
+    decide::Decision decision = decide::decide(measured, measured, request, options);
+    decide::write_decision(decision_path, decision);
+    return decision;
+  }
   decide::check_measured(measured, path.string(), own, best_identity, remedy);
   profile::Measurement best_measured;
   if (!measured.paired_best.empty()) {

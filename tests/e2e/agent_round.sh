@@ -4,7 +4,8 @@
 # one slower (regression); the fourth makes the first one's content again, which `kopt new`
 # refuses, naming candidate 11 (two candidates of one content would be measured twice). Then 4
 # rounds started at once: every one lands in the ledger, and no two benchmarks held the host at
-# the same time.
+# the same time. Then, in a configured but unbuilt folder, rounds build what they need; a candidate
+# that does not compile fails at the build step with a one-line reason.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -97,6 +98,7 @@ for r in rounds:
 # The host is one device: the four benchmarks held it one after the other.
 spans = sorted((r["device"]["from"], r["device"]["to"]) for r in rounds)
 assert all(r["device"]["slot"] == "host" for r in rounds), rounds
+assert all(r["device"]["device"] for r in rounds), [r["device"] for r in rounds]  # the CPU's model
 for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
     assert a1 <= b0, f"two benchmarks overlapped: {spans}"
 print("spans", [(round(a - spans[0][0], 2), round(b - spans[0][0], 2)) for a, b in spans])
@@ -120,4 +122,22 @@ PY
 [ $rc -eq 0 ] || fail "round 11 exited $rc"
 grep -q "kopt round: building candidate_00, candidate_11" "$WORK/b2-11.log" ||
   { cat "$WORK/b2-11.log"; fail "round 11 did not build"; }
+
+echo "--- a candidate that does not compile: failed at the build step, its reason one line"
+{ cat "$family_src/candidates/11/gemm_kernel.hpp"; echo "this is not C++;"; } >"$WORK/broken.hpp"
+(cd "$WORK" && cp "$family_src/candidates/11/gemm_kernel.hpp" a.hpp && cp broken.hpp b.hpp &&
+  diff -u a.hpp b.hpp | sed 's|^--- a.hpp.*|--- a/gemm_kernel.hpp|; s|^+++ b.hpp.*|+++ b/gemm_kernel.hpp|' >broken.patch) || true
+"$KOPT" new "${fam2[@]}" --id 31 --base 11 --from-patch "$WORK/broken.patch" --hypothesis "broken" >/dev/null ||
+  fail "new 31"
+rc=0
+"$KOPT" round --json "${fam2[@]}" --id 31 >"$WORK/b2-31.json" 2>"$WORK/b2-31.log" || rc=$?
+[ $rc -eq 4 ] || { cat "$WORK/b2-31.log" "$WORK/b2-31.json"; fail "round 31 exited $rc, not 4"; }
+python3 - "$WORK/b2-31.json" <<'PY' || fail "31's answer"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "failed" and r["failed_step"] == "build", r
+assert "\n" not in r["reason"] and "error" in r["reason"] and "gemm_kernel.hpp" in r["reason"], r["reason"]
+assert r["log"] and len(r["log"].splitlines()) > 1, r["log"]
+assert r["winning"] == [], r
+PY
 echo "PASS"

@@ -4,7 +4,7 @@
 #   setup         a copy of the example with a candidate that aborts (04) and one that hangs (05)
 #   keep          bench 01 through its build target; its keep test passes, verdict keep
 #   correctness   00 and 01 pass, 02 fails naming its configs
-#   record        recording 01's keep makes it BEST
+#   record        recording 01's keep makes it BEST; its keep test stays green
 #   regression    03 against BEST 01: regression (or tie), recorded with its per-class numbers
 #   best_built    a new build folder continuing the ledger: 03's bench target builds BEST 01
 #   crash_hang    04 and 05: verdict failed naming the abort and the timeout, 01 unaffected
@@ -85,6 +85,11 @@ record() {
   "$KOPT" record "${kopt_family[@]}" --candidate 01 >/dev/null
   expect_best 01
   grep -q "| 01 " "$state/ledger/performance.md" || fail "no row for 01 in performance.md"
+  # BEST's own keep test stays green, though 01 was measured beside the BEST it replaced.
+  ctest --test-dir "$b1" -L keep -R '^candidate_01\.' --output-on-failure >"$WORK/keep01best.log" 2>&1 ||
+    { cat "$WORK/keep01best.log"; fail "BEST 01's keep test failed after its keep"; }
+  expect_verdict "$state/results/01/decision.json" keep
+  expect_reason "$state/results/01/decision.json" "candidate is BEST"
 }
 
 regression() {

@@ -57,7 +57,7 @@ TEST_CASE("a global candidate that improves every class is kept") {
   CHECK(d.classes[0].state == State::better);
   CHECK(d.classes[1].config_class == "large");
   CHECK(d.classes[1].change == doctest::Approx(-0.05));
-  CHECK(d.winning == std::vector<std::string>{"small", "large"});
+  CHECK(d.winning.empty()); // split only: a keep takes every class
   REQUIRE(d.overall);
   CHECK(d.overall->configs == 4);
 }
@@ -123,6 +123,7 @@ TEST_CASE("ties") {
     CHECK(d.verdict == Verdict::tie);
     CHECK(d.reason ==
           "target global needs every class to improve; improved: small -10.00%; not: large +0.00%");
+    CHECK(d.winning.empty()); // a tie names no classes to dispatch; the reason says which moved
   }
   SUBCASE("the target within noise, another class better") {
     Decision d = decide(measured("00"), measured("01", 0.995, 0.9), request("small"));

@@ -307,7 +307,7 @@ TEST_CASE("regressions count, keep a window of 5 summaries and stop the loop") {
   }
 }
 
-TEST_CASE("ties and failures reset the counter, a split leaves it") {
+TEST_CASE("only a keep resets the counter: ties, failures and splits leave it") {
   kopt::test::TempDir dir;
   Files files = baseline(dir);
   Measurement best = measured("00");
@@ -315,18 +315,18 @@ TEST_CASE("ties and failures reset the counter, a split leaves it") {
   attempt(files, best, measured("02", 1.05, 1.0));
   SUBCASE("tie") {
     Recorded r = attempt(files, best, measured("03", 1.001, 1.0));
-    CHECK(r.message == "03 tied with BEST: regression counter reset");
-    CHECK(r.state.consecutive_regressions == 0);
-    CHECK(r.state.recent_regressions.empty());
+    CHECK(r.message == "03 tied with BEST: regression counter unchanged");
+    CHECK(r.state.consecutive_regressions == 2);
+    CHECK(r.state.recent_regressions.size() == 2);
   }
   SUBCASE("failed") {
     Measurement crashed = measured("03");
     crashed.status = "failed";
     crashed.reason = "timed out after 300 s";
     Recorded r = attempt(files, best, crashed);
-    CHECK(r.message == "03 failed (no comparable measurement): regression counter reset");
-    CHECK(r.state.consecutive_regressions == 0);
-    CHECK(r.state.recent_regressions.empty());
+    CHECK(r.message == "03 failed (no comparable measurement): regression counter unchanged");
+    CHECK(r.state.consecutive_regressions == 2);
+    CHECK(r.state.recent_regressions.size() == 2);
   }
   SUBCASE("split") {
     Recorded r = attempt(files, best, measured("03", 0.8, 1.1));
@@ -336,6 +336,41 @@ TEST_CASE("ties and failures reset the counter, a split leaves it") {
     CHECK(r.state.recent_regressions.size() == 2);
   }
   CHECK(kopt::test::nonempty_lines(files.attempts()) == 4);
+}
+
+TEST_CASE("an agent cannot dodge the stop by alternating regressions with cheap outcomes") {
+  // A failing build, a wrong output and a tie (a comment changed) cost nothing to make; were they
+  // to reset the counter, regressions between them would never reach the stop.
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  Measurement best = measured("00");
+  int id = 1;
+  auto next = [&] { return (id < 10 ? "0" : "") + std::to_string(id++); };
+  Recorded r;
+  for (int i = 0; i < 5; ++i) {
+    r = attempt(files, best, measured(next(), 1.05, 1.0));
+    CHECK(r.state.consecutive_regressions == i + 1);
+    if (i == 4) {
+      break;
+    }
+    Measurement cheap = measured(next(), 1.001, 1.0); // a tie
+    if (i == 1) {
+      cheap.status = "failed";
+      cheap.reason = "the build failed";
+    } else if (i == 2) {
+      cheap = measured(cheap.candidate, 0.9, 0.9);
+      cheap.configs[0].err = 0.5;
+    }
+    r = attempt(files, best, cheap, "p" + std::to_string(i));
+    CHECK(r.state.consecutive_regressions == i + 1);
+  }
+  CHECK(r.state.stopped);
+  CHECK(r.state.stop_reason == "5 consecutive measured regressions");
+  // The ledger rebuilt from attempts.jsonl says the same.
+  kopt::ledger::State rebuilt =
+      kopt::ledger::rebuild_state(kopt::ledger::read_attempts(files.attempts()), "gemm");
+  CHECK(rebuilt.stopped);
+  CHECK(rebuilt.consecutive_regressions == 5);
 }
 
 TEST_CASE("an incorrect proposal gets 3 repair attempts, then it is abandoned") {
@@ -356,19 +391,17 @@ TEST_CASE("an incorrect proposal gets 3 repair attempts, then it is abandoned") 
       CHECK(r.state.abandoned.empty());
     }
   }
-  CHECK(r.message ==
-        "02 incorrect: repair attempt 3 of 3 for proposal fast-path; proposal abandoned, "
-        "regression counter reset");
+  CHECK(r.message == "02 incorrect: repair attempt 3 of 3 for proposal fast-path; proposal "
+                     "abandoned");
   CHECK(r.state.abandoned == std::vector<std::string>{"fast-path"});
-  CHECK(r.state.consecutive_regressions == 0);
-  CHECK(r.state.recent_regressions.empty());
-  CHECK(kopt::ledger::format_status(r.state) ==
-        "family: gemm\n"
-        "BEST: 00 (hash 01234567), geomean 341.995 us (ncu on NVIDIA H100)\n"
-        "consecutive regressions: 0\n"
-        "repair attempts: fast-path 3 (abandoned)\n"
-        "stopped: no\n"
-        "recent regressions: none\n");
+  CHECK(r.state.consecutive_regressions == 1); // an abandoned proposal resets nothing
+  CHECK(r.state.recent_regressions.size() == 1);
+  CHECK(kopt::ledger::format_status(r.state).starts_with(
+      "family: gemm\n"
+      "BEST: 00 (hash 01234567), geomean 341.995 us (ncu on NVIDIA H100)\n"
+      "consecutive regressions: 1\n"
+      "repair attempts: fast-path 3 (abandoned)\n"
+      "stopped: no\n"));
 }
 
 TEST_CASE("performance.md holds the baseline and kept rows, then every attempt") {
@@ -463,7 +496,7 @@ TEST_CASE("recording the same attempt twice does not count twice") {
   SUBCASE("a new verdict for the same hash is new information") {
     Recorded tie = attempt(files, best, measured("01", 1.001, 1.0));
     CHECK(tie.outcome == Outcome::recorded);
-    CHECK(tie.state.consecutive_regressions == 0);
+    CHECK(tie.state.consecutive_regressions == 1); // recorded, and only a keep resets
   }
   SUBCASE("BEST itself") {
     CHECK(attempt(files, best, best).outcome == Outcome::candidate_is_best);
