@@ -205,4 +205,30 @@ std::string content_hash_of(const spec::Family &family,
   return hasher.hex();
 }
 
+std::map<std::string, std::string> CandidateSet::files(const spec::Family &family,
+                                                       const std::string &id) const {
+  std::map<std::string, std::string> files;
+  for (const auto &[name, path] : resolve_sources(family, id)) {
+    files[name] = util::read_file(path);
+  }
+  for (const auto &[name, path] : resolve_instance_templates(family, id)) {
+    files["instances/" + name + ".in"] = util::read_file(path);
+  }
+  return files;
+}
+
+std::string content_hash_of_files(const spec::Family &family,
+                                  const std::map<std::string, std::string> &files) {
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::string> instance_templates;
+  for (const auto &[rel, bytes] : files) {
+    if (rel.starts_with("instances/") && rel.ends_with(".in")) {
+      instance_templates[rel.substr(10, rel.size() - 13)] = bytes;
+    } else {
+      sources[rel] = bytes;
+    }
+  }
+  return content_hash_of(family, sources, instance_templates);
+}
+
 } // namespace kopt::candidate

@@ -51,6 +51,11 @@ public:
   std::map<std::string, std::filesystem::path>
   resolve_instance_templates(const spec::Family &family, const std::string &id) const;
 
+  /// The candidate's complete editable files as it compiles them: each editable file and the
+  /// kernel template (family-relative path -> bytes) and each instance template override
+  /// (`instances/<name>.in`), resolved along its chain.
+  std::map<std::string, std::string> files(const spec::Family &family, const std::string &id) const;
+
   /// The candidate's content hash (docs/FORMATS.md): what its harness must print.
   std::string content_hash(const spec::Family &family, const std::string &id) const;
 
@@ -70,5 +75,10 @@ private:
 std::string content_hash_of(const spec::Family &family,
                             const std::map<std::string, std::string> &sources,
                             const std::map<std::string, std::string> &instance_templates);
+
+/// content_hash_of for files() as a candidate folder's chain would resolve them:
+/// `instances/<name>.in` are instance templates, the rest sources.
+std::string content_hash_of_files(const spec::Family &family,
+                                  const std::map<std::string, std::string> &files);
 
 } // namespace kopt::candidate

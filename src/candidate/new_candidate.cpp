@@ -1,5 +1,6 @@
 #include "candidate/new_candidate.hpp"
 
+#include "candidate/git.hpp"
 #include "candidate/patch.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -17,53 +18,6 @@ namespace kopt::candidate {
 namespace fs = std::filesystem;
 
 namespace {
-
-util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
-                        const std::vector<std::string> &args) {
-  util::Command command;
-  // Settings of the user's git that change the diff's text are pinned.
-  command.argv = {"git",
-                  "-C",
-                  dir.string(),
-                  "-c",
-                  "core.quotepath=off",
-                  "-c",
-                  "diff.noprefix=false",
-                  "-c",
-                  "diff.mnemonicprefix=false",
-                  "-c",
-                  "color.ui=false"};
-  command.argv.insert(command.argv.end(), args.begin(), args.end());
-  command.timeout_s = 120;
-  return runner.run(command);
-}
-
-std::string git_or_throw(util::ProcessRunner &runner, const fs::path &dir,
-                         const std::vector<std::string> &args, const std::string &what) {
-  util::ProcessResult result = git(runner, dir, args);
-  if (!result.ok()) {
-    throw Error(what + ": `git " + util::join(args, " ") + "` in " + dir.string() + " " +
-                result.describe(120) + ": " + std::string(util::trim(result.err)));
-  }
-  return result.out;
-}
-
-// The family folder's place in its git repository: the repository's top folder and the
-// family's path inside it ("examples/host_gemm/"; "" at the top). No repository: both empty.
-struct RepoPlace {
-  fs::path top;
-  std::string prefix;
-};
-
-RepoPlace repo_place(const fs::path &dir, util::ProcessRunner &runner) {
-  util::ProcessResult result = git(runner, dir, {"rev-parse", "--show-toplevel", "--show-prefix"});
-  if (!result.ok()) {
-    return {};
-  }
-  std::vector<std::string> lines = util::split(util::trim(result.out), '\n');
-  return {lines.empty() ? fs::path() : fs::path(lines[0]),
-          lines.size() > 1 ? std::string(util::trim(lines[1])) : ""};
-}
 
 std::string diff_args_text(util::ProcessRunner &runner, const fs::path &top,
                            std::vector<std::string> args, const std::string &prefix,
@@ -144,36 +98,13 @@ std::string family_relative(const spec::Family &family, const RepoPlace &place, 
   return normal.generic_string();
 }
 
-// The files the candidate chain of `base` resolves, by family-relative path, with their bytes.
-std::map<std::string, std::string>
-base_files(const spec::Family &family, const CandidateSet &candidates, const std::string &base) {
-  std::map<std::string, std::string> files;
-  for (const auto &[name, path] : candidates.resolve_sources(family, base)) {
-    files[name] = util::read_file(path);
-  }
-  for (const auto &[name, path] : candidates.resolve_instance_templates(family, base)) {
-    files["instances/" + name + ".in"] = util::read_file(path);
-  }
-  return files;
-}
-
 // Applies `patch` with the real `git apply` to a temporary copy of `files`; returns the files
 // after it.
 std::map<std::string, std::string> apply(const std::map<std::string, std::string> &files,
                                          const std::string &patch, const std::string &what,
                                          util::ProcessRunner &runner) {
-  std::string pattern = (fs::temp_directory_path() / "kopt-new-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
-  }
-  fs::path tmp = pattern;
-  struct Remove {
-    fs::path dir;
-    ~Remove() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } remove{tmp};
+  TempFolder temp("kopt-new");
+  const fs::path &tmp = temp.path();
   fs::path work = tmp / "w";
   for (const auto &[name, bytes] : files) {
     fs::create_directories((work / name).parent_path());
@@ -199,47 +130,6 @@ std::map<std::string, std::string> apply(const std::map<std::string, std::string
     }
   }
   return after;
-}
-
-// The sources and instance templates a candidate resolves to when `files` are its files.
-std::string hash_of(const spec::Family &family, const std::map<std::string, std::string> &files) {
-  std::map<std::string, std::string> sources;
-  std::map<std::string, std::string> instance_templates;
-  for (const auto &[rel, bytes] : files) {
-    if (rel.starts_with("instances/")) {
-      instance_templates[rel.substr(10, rel.size() - 13)] = bytes;
-    } else {
-      sources[rel] = bytes;
-    }
-  }
-  return content_hash_of(family, sources, instance_templates);
-}
-
-void write_folder(const fs::path &dir, const NewRequest &request,
-                  const std::map<std::string, std::string> &changed) {
-  fs::path parent = dir.parent_path();
-  fs::path staging = parent / (".new-" + request.id + "-" + std::to_string(::getpid()));
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-  nlohmann::ordered_json j = {{"id", request.id},
-                              {"base", request.base},
-                              {"hypothesis", request.hypothesis},
-                              {"target", request.target}};
-  if (!request.proposal.empty()) {
-    j["proposal"] = request.proposal;
-  }
-  util::write_file_atomic(staging / "candidate.json", util::dump_json(j) + "\n");
-  for (const auto &[rel, bytes] : changed) {
-    fs::create_directories((staging / rel).parent_path());
-    util::write_file_atomic(staging / rel, bytes);
-  }
-  // The folder appears whole (hidden folders are not candidates until the rename).
-  fs::path old = parent / (".old-" + request.id + "-" + std::to_string(::getpid()));
-  if (fs::exists(dir)) {
-    fs::rename(dir, old);
-  }
-  fs::rename(staging, dir);
-  fs::remove_all(old);
 }
 
 std::string line_of(const Change &change, const PatchFile &f) {
@@ -292,6 +182,35 @@ bool is_generated_path(const std::string &path) {
     }
   }
   return false;
+}
+
+void write_candidate_folder(const fs::path &dir, const NewRequest &request,
+                            const std::map<std::string, std::string> &changed) {
+  fs::path parent = dir.parent_path();
+  fs::path staging = parent / (".new-" + request.id + "-" + std::to_string(::getpid()));
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  nlohmann::ordered_json j = {{"id", request.id}};
+  if (!request.base.empty()) {
+    j["base"] = request.base;
+  }
+  j["hypothesis"] = request.hypothesis;
+  j["target"] = request.target;
+  if (!request.proposal.empty()) {
+    j["proposal"] = request.proposal;
+  }
+  util::write_file_atomic(staging / "candidate.json", util::dump_json(j) + "\n");
+  for (const auto &[rel, bytes] : changed) {
+    fs::create_directories((staging / rel).parent_path());
+    util::write_file_atomic(staging / rel, bytes);
+  }
+  // The folder appears whole (hidden folders are not candidates until the rename).
+  fs::path old = parent / (".old-" + request.id + "-" + std::to_string(::getpid()));
+  if (fs::exists(dir)) {
+    fs::rename(dir, old);
+  }
+  fs::rename(staging, dir);
+  fs::remove_all(old);
 }
 
 Change read_change(const spec::Family &family, ChangeKind kind, const std::string &value,
@@ -384,7 +303,7 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                 util::join(editable, ", ") + ", and instances/<instance>.in); nothing written");
   }
 
-  std::map<std::string, std::string> before = base_files(family, candidates, base.id());
+  std::map<std::string, std::string> before = candidates.files(family, base.id());
   std::map<std::string, std::string> after =
       kept.empty() ? before
                    : apply(before, kept,
@@ -402,7 +321,7 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
     throw Error(change.source + ": no change: candidate " + base.id() +
                 "'s files stay as they are; nothing written");
   }
-  result.hash = hash_of(family, after);
+  result.hash = content_hash_of_files(family, after);
   if (result.hash == best_hash) {
     throw Error(change.source + ": no change: the result equals BEST " + best_id +
                 "'s content (hash " + best_hash.substr(0, 8) + "); nothing written");
@@ -414,7 +333,7 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                   "'s content (hash " + result.hash.substr(0, 8) + "); nothing written");
     }
   }
-  write_folder(dir, request, changed);
+  write_candidate_folder(dir, request, changed);
   result.dir = dir;
   for (const auto &[name, bytes] : changed) {
     result.files.push_back(name);

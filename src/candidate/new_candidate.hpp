@@ -4,14 +4,16 @@
 #include "util/process.hpp"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace kopt::candidate {
 
 /// Where a new candidate's change comes from: a patch file, a git worktree's uncommitted
-/// changes (tracked and untracked, against its HEAD) or a commit (against its first parent).
-enum class ChangeKind { patch, worktree, git };
+/// changes (tracked and untracked, against its HEAD), a commit (against its first parent) or a
+/// checkout folder (`kopt checkout --dir`: its files against its candidate's).
+enum class ChangeKind { patch, worktree, git, folder };
 
 /// A path of the change that was left out of the candidate, and why ("binary", "generated").
 struct Dropped {
@@ -61,6 +63,12 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                             const std::string &best_id, const std::string &best_hash,
                             const Change &change, const NewRequest &request,
                             util::ProcessRunner &runner);
+
+/// Writes candidate folder `dir` whole: candidate.json from `request` (no base for an empty one;
+/// proposal only when given) and `files` (folder-relative -> bytes), staged in a hidden sibling
+/// folder and renamed into place, so that a reader sees the old folder or the new one.
+void write_candidate_folder(const std::filesystem::path &dir, const NewRequest &request,
+                            const std::map<std::string, std::string> &files);
 
 /// True for a path under a folder that builds or tools generate (build/, build-*, CMakeFiles/,
 /// __pycache__/, .git/, .cache/): never a candidate's source.

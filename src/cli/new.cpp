@@ -1,3 +1,4 @@
+#include "candidate/checkout.hpp"
 #include "candidate/new_candidate.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
@@ -19,7 +20,33 @@ struct NewOptions {
   std::string from_patch;
   std::string from_worktree;
   std::string from_git;
+  std::string from_dir;
 };
+
+// The base of the change: --base, or the candidate a checkout (`kopt checkout`) holds. A base
+// other than the checkout's is refused: the change was made to the checkout's files.
+std::string base_of(const LoadedFamily &loaded, candidate::ChangeKind kind,
+                    const std::string &value, const std::string &given,
+                    util::ProcessRunner &runner) {
+  std::string held = candidate::checked_out(loaded.family, kind, value, runner);
+  if (!held.empty() && !given.empty() && held != given) {
+    throw Error(value + " holds candidate " + held + "'s files (kopt checkout): its change is " +
+                "against " + held + ", not --base " + given +
+                "; leave --base out, or give --base " + held);
+  }
+  if (!held.empty()) {
+    return held;
+  }
+  if (given.empty()) {
+    throw Error("new: give --base ID: " +
+                (kind == candidate::ChangeKind::patch || kind == candidate::ChangeKind::git
+                     ? std::string("a patch or commit does not say which candidate it changes")
+                     : value + " is not a kopt checkout of family " + loaded.family.name) +
+                " (kopt checkout --worktree DIR writes BEST's files where --from-worktree DIR "
+                "finds its base)");
+  }
+  return given;
+}
 
 } // namespace
 
@@ -29,8 +56,8 @@ Handler setup_new(CLI::App &app) {
   app.add_option("--id", options->request.id, "the new candidate's id (two or more digits)")
       ->required();
   app.add_option("--base", options->request.base,
-                 "the candidate the change applies to (its files fill in the rest)")
-      ->required();
+                 "the candidate the change applies to (its files fill in the rest); default for "
+                 "--from-worktree and --from-dir: the candidate kopt checkout wrote there");
   auto *patch = app.add_option("--from-patch", options->from_patch,
                                "a patch (git diff [--binary], format-patch or diff -u)");
   auto *worktree = app.add_option("--from-worktree", options->from_worktree,
@@ -38,8 +65,11 @@ Handler setup_new(CLI::App &app) {
                                   "against its HEAD, untracked files included");
   auto *git = app.add_option("--from-git", options->from_git,
                              "a commit (its change against its first parent) or a range A..B");
-  patch->excludes(worktree)->excludes(git);
-  worktree->excludes(git);
+  auto *dir = app.add_option("--from-dir", options->from_dir,
+                             "a folder of kopt checkout --dir: its files against its candidate's");
+  patch->excludes(worktree)->excludes(git)->excludes(dir);
+  worktree->excludes(git)->excludes(dir);
+  git->excludes(dir);
   app.add_option("--hypothesis", options->request.hypothesis, "the idea, in one sentence");
   app.add_option("--target", options->request.target, "global, or the config class it targets")
       ->capture_default_str();
@@ -55,13 +85,21 @@ Handler setup_new(CLI::App &app) {
     } else if (!options->from_git.empty()) {
       kind = candidate::ChangeKind::git;
       value = options->from_git;
+    } else if (!options->from_dir.empty()) {
+      kind = candidate::ChangeKind::folder;
+      value = options->from_dir;
     } else if (value.empty()) {
-      throw Error("new: give --from-patch FILE, --from-worktree DIR or --from-git REV");
+      throw Error(
+          "new: give --from-patch FILE, --from-worktree DIR, --from-git REV or --from-dir DIR");
     }
     LoadedFamily loaded = load_family(options->family);
     ledger::Best best = loaded.best();
     util::RealProcessRunner runner;
-    candidate::Change change = candidate::read_change(loaded.family, kind, value, runner);
+    options->request.base = base_of(loaded, kind, value, options->request.base, runner);
+    candidate::Change change = kind == candidate::ChangeKind::folder
+                                   ? candidate::folder_change(loaded.family, loaded.candidates,
+                                                              options->request.base, value, runner)
+                                   : candidate::read_change(loaded.family, kind, value, runner);
     candidate::NewCandidate made = candidate::make_candidate(
         loaded.family, loaded.candidates, best.id, best.hash, change, options->request, runner);
     for (const candidate::Dropped &d : made.dropped) {

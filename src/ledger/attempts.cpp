@@ -42,10 +42,16 @@ const std::vector<Field> &fields_of(const std::string &kind) {
   static const std::vector<Field> rebase = {{"date", Type::string}, {"candidate", Type::string},
                                             {"best", Type::string}, {"from_hash", Type::string},
                                             {"hash", Type::string}, {"reason", Type::string}};
+  static const std::vector<Field> land = {{"date", Type::string},
+                                          {"candidate", Type::string},
+                                          {"best", Type::string},
+                                          {"hash", Type::string},
+                                          {"reason", Type::string}};
   static const std::vector<Field> stop = {{"date", Type::string}, {"reason", Type::string}};
   return kind == "baseline"  ? baseline
          : kind == "attempt" ? attempt
          : kind == "rebase"  ? rebase
+         : kind == "land"    ? land
                              : stop;
 }
 
@@ -100,11 +106,12 @@ json check_line(const std::string &text, const std::string &file, int number) {
     throw Error(where + ": expected a JSON object, got " + util::dump_json(line, -1));
   }
   if (!line.contains("kind") || !line.at("kind").is_string()) {
-    throw Error(where + ": missing field 'kind' (baseline, attempt, rebase or stop)");
+    throw Error(where + ": missing field 'kind' (baseline, attempt, rebase, land or stop)");
   }
   std::string kind = line.at("kind").get<std::string>();
-  if (kind != "baseline" && kind != "attempt" && kind != "rebase" && kind != "stop") {
-    throw Error(where + ": kind: expected baseline, attempt, rebase or stop, got " +
+  if (kind != "baseline" && kind != "attempt" && kind != "rebase" && kind != "land" &&
+      kind != "stop") {
+    throw Error(where + ": kind: expected baseline, attempt, rebase, land or stop, got " +
                 util::dump_json(line.at("kind"), -1));
   }
   for (const Field &field : fields_of(kind)) {

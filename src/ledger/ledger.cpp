@@ -94,7 +94,8 @@ std::string attempt_row(const nlohmann::json &line) {
                         : kind == "rebase"
                             ? "rebase from " + short_hash(text_field(line, "from_hash")) + ": " +
                                   text_field(line, "reason")
-                            : kind;
+                        : kind == "land" ? "landed: " + text_field(line, "reason")
+                                         : kind;
   if (std::string event = text_field(line, "event"); !event.empty()) {
     verdict += " (" + event + ")";
   }
@@ -734,6 +735,40 @@ Recorded rebase(const Files &files, const std::function<std::string(const std::s
               short_hash(hash) + " (" + reason +
               "); the next keep test measures it beside the candidate",
           s};
+}
+
+Recorded land(const Files &files, const Landing &landing, const std::function<void()> &change_tree,
+              const std::string &date) {
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield;
+  Contents contents = read_contents(files);
+  if (!contents.state) {
+    throw Error(files.state().string() + ": no ledger yet: nothing was kept to land");
+  }
+  const State &s = *contents.state;
+  if (s.best != landing.candidate || s.best_hash != landing.hash) {
+    throw Error("land: candidate " + landing.candidate + " (hash " + short_hash(landing.hash) +
+                ") is not BEST: BEST is " + s.best + " (hash " + short_hash(s.best_hash) +
+                "); only BEST lands");
+  }
+  change_tree();
+  std::string reason = "the family's files are " + landing.candidate + "'s";
+  if (!landing.removed.empty()) {
+    reason += "; removed " + util::join(landing.removed, ", ");
+  }
+  if (!landing.rebased.empty()) {
+    reason += "; rebased onto them: " + util::join(landing.rebased, ", ");
+  }
+  write_all(files, s, std::move(contents.attempts),
+            {{"kind", "land"},
+             {"date", date.empty() ? util::utc_now() : date},
+             {"candidate", landing.candidate},
+             {"best", s.best},
+             {"hash", landing.hash},
+             {"removed", landing.removed},
+             {"rebased", landing.rebased},
+             {"reason", reason}});
+  return {Outcome::recorded, "landed " + landing.candidate + ": " + reason, s};
 }
 
 const char *to_string(Outcome outcome) {

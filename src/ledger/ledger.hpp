@@ -105,8 +105,8 @@ struct Files {
 };
 
 /// Reads attempts.jsonl (no lines when it is absent) and checks every line against
-/// docs/FORMATS.md: a JSON object of kind baseline, attempt, rebase or stop with its fields. A line
-/// cut by a killed process or edited by hand throws `<file>:<line>: <what is wrong>`.
+/// docs/FORMATS.md: a JSON object of kind baseline, attempt, rebase, land or stop with its fields.
+/// A line cut by a killed process or edited by hand throws `<file>:<line>: <what is wrong>`.
 std::vector<nlohmann::json> read_attempts(const std::filesystem::path &file);
 
 /// Serialises the state (stable key order).
@@ -177,6 +177,23 @@ Recorded record(const Files &files, const decide::Decision &decision,
 /// is blank.
 Recorded rebase(const Files &files, const std::function<std::string(const std::string &)> &hash_of,
                 const std::string &reason, const std::string &date = "");
+
+/// What `kopt land` does to the family's folder, for its line in attempts.jsonl.
+struct Landing {
+  std::string candidate;            ///< BEST, whose files become the family's own
+  std::string hash;                 ///< BEST's content hash (the landed files give the same)
+  std::vector<std::string> removed; ///< the candidate folders that go (settled work)
+  std::vector<std::string> rebased; ///< unrecorded candidates rewritten onto the landed files
+};
+
+/// Records a landing: holding the ledger's lock, checks that `landing.candidate` is BEST with
+/// `landing.hash`, runs `change_tree` (the writes of the family's folder), then appends a `land`
+/// line {date, candidate, best, hash, removed, rebased, reason} to attempts.jsonl and its row to
+/// performance.md. BEST, its hash and the counters stay: the next round decides against it. A
+/// stopped ledger lands too (landing is how a finished loop reaches the tree). Throws when there
+/// is no ledger yet or BEST is another candidate, before change_tree runs.
+Recorded land(const Files &files, const Landing &landing, const std::function<void()> &change_tree,
+              const std::string &date = "");
 
 /// Returns the state that attempts.jsonl's lines (as read_attempts returns them) lead to, replaying
 /// what record(), rebase() and stop_no_idle_gpu() did: BEST, the kept rows, the counters, the

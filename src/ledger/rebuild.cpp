@@ -144,6 +144,8 @@ State rebuild_state(const std::vector<json> &attempts, const std::string &family
     } else if (kind == "rebase") {
       s.best_hash = text_or(line, "hash");
       s.recorded.clear();
+    } else if (kind == "land") {
+      // The family's files became BEST's: BEST, its hash and the counters stay.
     } else if (kind == "stop") {
       if (!s.stopped) {
         s.stopped = true;

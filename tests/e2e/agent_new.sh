@@ -131,6 +131,6 @@ rc=0
 [ $rc -eq 2 ] || fail "kopt round without --id exited $rc, not 2"
 rc=0
 "$KOPT" new "${fam[@]}" --id 30 --base 00 >/dev/null 2>"$WORK/nosource.err" || rc=$?
-[ $rc -eq 2 ] && grep -q "give --from-patch FILE, --from-worktree DIR or --from-git REV" "$WORK/nosource.err" ||
+[ $rc -eq 2 ] && grep -q "give --from-patch FILE, --from-worktree DIR, --from-git REV or --from-dir DIR" "$WORK/nosource.err" ||
   { cat "$WORK/nosource.err"; fail "kopt new without a source exited $rc"; }
 echo "PASS"

@@ -14,21 +14,7 @@ need python3
 export KOPT_DEVICE_LOCK_DIR=$WORK/device-locks
 
 copy_host_family
-rm -rf "$family_src"/candidates/0[1-9] "$family_src/agent"
-# One instance and small shapes (two per class; K=200 is not whole TK slices, which 02's
-# change gets wrong) keep the 8 candidates cheap to build and to measure.
-python3 - "$family_src" <<'PY'
-import json, sys
-root = sys.argv[1]
-spec = json.load(open(f"{root}/family.json"))
-spec["instances"] = [{"TM": 32, "TN": 32, "TK": 32}]
-spec.pop("heuristic")
-spec["configs"] = "small.csv"
-spec["bench"] = {"warmup": 1, "repeat": 5, "rounds": 4}
-json.dump(spec, open(f"{root}/family.json", "w"), indent=2)
-open(f"{root}/small.csv", "w").write("M,N,K\n16,256,256\n33,512,200\n64,256,512\n100,512,256\n"
-                                      "256,128,128\n300,64,96\n")
-PY
+small_host_family
 host_family_with_baseline candidate_00
 
 echo "--- the driver: 4 prepared patches, one round each"

@@ -59,6 +59,25 @@ copy_host_family() {
   cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
 }
 
+# Cuts family_src down for agent loops: one instance and small shapes (two per class; K=200 is not
+# whole TK slices, which 02's change gets wrong), so that many candidates are cheap to build and
+# to measure; no candidates but the baseline.
+small_host_family() {
+  rm -rf "$family_src"/candidates/0[1-9] "$family_src/agent"
+  python3 - "$family_src" <<'PY'
+import json, sys
+root = sys.argv[1]
+spec = json.load(open(f"{root}/family.json"))
+spec["instances"] = [{"TM": 32, "TN": 32, "TK": 32}]
+spec.pop("heuristic")
+spec["configs"] = "small.csv"
+spec["bench"] = {"warmup": 1, "repeat": 5, "rounds": 4}
+json.dump(spec, open(f"{root}/family.json", "w"), indent=2)
+open(f"{root}/small.csv", "w").write("M,N,K\n16,256,256\n33,512,200\n64,256,512\n100,512,256\n"
+                                      "256,128,128\n300,64,96\n")
+PY
+}
+
 # Configures family_src in $WORK/b (Release, no ccache), builds the named targets and records
 # 00 as BEST; sets b, state and kopt_family (the --spec and --state-dir arguments).
 host_family_with_baseline() { # targets...

@@ -692,7 +692,7 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
   SUBCASE("an unknown kind") {
     refused(R"({"kind": "keep"})"
             "\n",
-            where + R"(:1: kind: expected baseline, attempt, rebase or stop, got "keep")");
+            where + R"(:1: kind: expected baseline, attempt, rebase, land or stop, got "keep")");
   }
   SUBCASE("a rebase line without its old hash") {
     refused(R"({"kind": "rebase", "date": "d", "candidate": "00", "best": "00", "hash": "h", )"

@@ -1,0 +1,65 @@
+#include "candidate/git.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace kopt::candidate {
+
+namespace fs = std::filesystem;
+
+util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
+                        const std::vector<std::string> &args) {
+  util::Command command;
+  command.argv = {"git",
+                  "-C",
+                  dir.string(),
+                  "-c",
+                  "core.quotepath=off",
+                  "-c",
+                  "diff.noprefix=false",
+                  "-c",
+                  "diff.mnemonicprefix=false",
+                  "-c",
+                  "color.ui=false"};
+  command.argv.insert(command.argv.end(), args.begin(), args.end());
+  command.timeout_s = 120;
+  return runner.run(command);
+}
+
+std::string git_or_throw(util::ProcessRunner &runner, const fs::path &dir,
+                         const std::vector<std::string> &args, const std::string &what) {
+  util::ProcessResult result = git(runner, dir, args);
+  if (!result.ok()) {
+    throw Error(what + ": `git " + util::join(args, " ") + "` in " + dir.string() + " " +
+                result.describe(120) + ": " + std::string(util::trim(result.err)));
+  }
+  return result.out;
+}
+
+RepoPlace repo_place(const fs::path &dir, util::ProcessRunner &runner) {
+  util::ProcessResult result = git(runner, dir, {"rev-parse", "--show-toplevel", "--show-prefix"});
+  if (!result.ok()) {
+    return {};
+  }
+  std::vector<std::string> lines = util::split(util::trim(result.out), '\n');
+  return {lines.empty() ? fs::path() : fs::path(lines[0]),
+          lines.size() > 1 ? std::string(util::trim(lines[1])) : ""};
+}
+
+TempFolder::TempFolder(const std::string &stem) {
+  std::string pattern = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
+  }
+  path_ = pattern;
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+} // namespace kopt::candidate

@@ -1,0 +1,149 @@
+#include "candidate/land.hpp"
+
+#include "candidate/checkout.hpp"
+#include "candidate/git.hpp"
+#include "candidate/new_candidate.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+
+namespace kopt::candidate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The files of `mine` that the landed files do not hold as they are.
+std::map<std::string, std::string> differing(const std::map<std::string, std::string> &mine,
+                                             const std::map<std::string, std::string> &landed) {
+  std::map<std::string, std::string> out;
+  for (const auto &[rel, bytes] : mine) {
+    auto it = landed.find(rel);
+    if (it == landed.end() || it->second != bytes) {
+      out[rel] = bytes;
+    }
+  }
+  return out;
+}
+
+NewRequest request_of(const spec::CandidateSpec &spec, const std::string &base) {
+  NewRequest r;
+  r.id = spec.id;
+  r.base = base;
+  r.hypothesis = spec.hypothesis;
+  r.target = spec.target;
+  r.proposal = spec.proposal == spec.id ? "" : spec.proposal;
+  return r;
+}
+
+} // namespace
+
+LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
+                   const std::string &id, const std::set<std::string> &settled,
+                   bool drop_unrecorded) {
+  LandPlan plan;
+  plan.id = id;
+  plan.hash = candidates.content_hash(family, id);
+  plan.files = candidates.files(family, id);
+  for (const auto &[rel, bytes] : plan.files) {
+    std::error_code ec;
+    fs::path now = family.dir / rel;
+    if (!fs::exists(now, ec) || util::read_file(now) != bytes) {
+      plan.written.push_back(rel);
+    }
+  }
+  std::set<std::string> chain;
+  for (const Candidate *c : candidates.chain(id)) {
+    chain.insert(c->id());
+  }
+  std::vector<std::string> stuck;
+  for (const Candidate &c : candidates.all()) {
+    if (c.id() == id) {
+      continue;
+    }
+    if (chain.count(c.id()) || settled.count(c.id()) || drop_unrecorded) {
+      plan.removed.push_back(c.id());
+      continue;
+    }
+    std::map<std::string, std::string> mine = candidates.files(family, c.id());
+    std::map<std::string, std::string> kept = differing(mine, plan.files);
+    std::map<std::string, std::string> after = plan.files;
+    for (const auto &[rel, bytes] : kept) {
+      after[rel] = bytes;
+    }
+    if (content_hash_of_files(family, after) != candidates.content_hash(family, c.id())) {
+      stuck.push_back(c.id());
+      continue;
+    }
+    plan.rebased[c.id()] = std::move(kept);
+  }
+  if (!stuck.empty()) {
+    throw Error("land: candidates " + util::join(stuck, ", ") + " cannot keep their content on " +
+                id + "'s files (" + id +
+                " overrides an instance template they do not): record them first, or give "
+                "--drop-unrecorded; nothing written");
+  }
+  return plan;
+}
+
+void apply_land(const spec::Family &family, const CandidateSet &candidates, const LandPlan &plan) {
+  for (const auto &[other, files] : plan.rebased) {
+    write_candidate_folder(family.candidates_dir / other,
+                           request_of(candidates.get(other).spec, plan.id), files);
+  }
+  for (const std::string &rel : plan.written) {
+    fs::create_directories((family.dir / rel).parent_path());
+    util::write_file_atomic(family.dir / rel, plan.files.at(rel));
+  }
+  write_candidate_folder(family.candidates_dir / plan.id,
+                         request_of(candidates.get(plan.id).spec, ""), {});
+  for (const std::string &gone : plan.removed) {
+    fs::remove_all(family.candidates_dir / gone);
+  }
+}
+
+std::vector<fs::path> write_removed_patches(const spec::Family &family,
+                                            const CandidateSet &candidates, const LandPlan &plan,
+                                            const fs::path &dir, util::ProcessRunner &runner) {
+  std::vector<fs::path> written;
+  for (const std::string &gone : plan.removed) {
+    const std::string &base = candidates.get(gone).spec.base;
+    if (base.empty()) {
+      continue; // the old baseline: its files are the family's before the landing
+    }
+    std::string patch =
+        "# candidate " + gone + " of " + family.name + " against its base " + base + ": " +
+        candidates.get(gone).spec.hypothesis + "\n" +
+        diff_files(candidates.files(family, base), candidates.files(family, gone), runner);
+    fs::create_directories(dir);
+    util::write_file_atomic(dir / (gone + ".patch"), patch);
+    written.push_back(dir / (gone + ".patch"));
+  }
+  return written;
+}
+
+std::string commit_family(const spec::Family &family, const fs::path &folder,
+                          const std::string &message, util::ProcessRunner &runner) {
+  RepoPlace place = repo_place(family.dir, runner);
+  if (place.top.empty()) {
+    throw Error(family.dir.string() + ": the family folder is not in a git repository, so " +
+                "--commit cannot commit: leave it out and keep the change as your tree does");
+  }
+  std::string path = fs::absolute(folder).lexically_normal().string();
+  git_or_throw(runner, place.top, {"add", "-A", "--", path}, "land --commit");
+  if (git(runner, place.top, {"diff", "--cached", "--quiet", "--", path}).ok()) {
+    return "";
+  }
+  // The user's identity when git has one: the landing is their change to their tree.
+  std::vector<std::string> commit = {"commit", "-q", "-m", message, "--", path};
+  if (!git(runner, place.top, {"config", "user.email"}).ok()) {
+    commit.insert(commit.begin(), {"-c", "user.name=kopt", "-c", "user.email=kopt@localhost"});
+  }
+  git_or_throw(runner, place.top, commit, "land --commit");
+  return std::string(
+      util::trim(git_or_throw(runner, place.top, {"rev-parse", "HEAD"}, "land --commit")));
+}
+
+} // namespace kopt::candidate

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "candidate/candidate.hpp"
+#include "util/process.hpp"
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kopt::candidate {
+
+/// What landing a candidate does to the family's folder (`kopt land`).
+struct LandPlan {
+  std::string id;                           ///< the landed candidate (BEST)
+  std::string hash;                         ///< its content hash, the same after landing
+  std::map<std::string, std::string> files; ///< its files (CandidateSet::files)
+  std::vector<std::string> written;         ///< the family's files whose bytes change
+  std::vector<std::string> removed;         ///< candidate folders that go
+  /// Candidates that stay, each with the files its folder holds after (whole copies of the files
+  /// that differ from the landed ones) and the base it gets (the landed id).
+  std::map<std::string, std::map<std::string, std::string>> rebased;
+};
+
+/// Plans landing candidate `id`: its files become the family folder's, its folder keeps only
+/// candidate.json (no base: it is the baseline now, same id, same content hash). The folders of
+/// `settled` candidates (recorded in the ledger) and of id's base chain go; every other
+/// candidate is rebased onto the landed files with its content unchanged, or goes too when
+/// `drop_unrecorded`. A candidate that cannot keep its content on the landed files (it lacks an
+/// instance template override the landed files have) is a kopt::Error naming it.
+LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
+                   const std::string &id, const std::set<std::string> &settled,
+                   bool drop_unrecorded);
+
+/// Writes `plan`: the rebased folders (whole, each renamed into place), the family's files
+/// (each atomically), the landed candidate.json without base, then removes the settled folders.
+/// The landed candidate's content is the same after each step.
+void apply_land(const spec::Family &family, const CandidateSet &candidates, const LandPlan &plan);
+
+/// Writes `<dir>/<id>.patch` for each removed candidate: its change against its base (diff_files),
+/// so that settled work stays readable where no git history holds it. Returns the files written.
+std::vector<std::filesystem::path> write_removed_patches(const spec::Family &family,
+                                                         const CandidateSet &candidates,
+                                                         const LandPlan &plan,
+                                                         const std::filesystem::path &dir,
+                                                         util::ProcessRunner &runner);
+
+/// Commits the changes under `folder` (the family's folder, or its candidates'): `git add -A` and
+/// `git commit` of that folder alone, in the repository holding the family, with `message`, as
+/// the user's git identity (kopt's when git has none). Returns the commit, or "" when there was
+/// nothing to commit. Throws kopt::Error when the family is in no git repository or git fails.
+std::string commit_family(const spec::Family &family, const std::filesystem::path &folder,
+                          const std::string &message, util::ProcessRunner &runner);
+
+} // namespace kopt::candidate

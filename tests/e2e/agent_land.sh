@@ -1,0 +1,106 @@
+# The loop from BEST to the tree, as an agent runs it, with the real kopt, git, cmake, ninja and
+# harness on the host family. Three rounds each start from the BEST of their time: `kopt
+# checkout --worktree` (BEST's files committed in a new git worktree), an edit there, `kopt new
+# --from-worktree` without --base (the worktree names its candidate), `kopt round`. `kopt diff`
+# of two candidates, given to `kopt new --from-patch`, makes the second one's content again.
+# Then `kopt land --commit`: the family's files are BEST's, the tree holds no folder of a
+# settled candidate (they are committed first, so the landing commit's parent has them, and each
+# one's patch is in the ledger), and the ledger goes on: a fourth round from BEST decides against
+# the landed BEST.
+source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
+need cmake
+need ninja
+need git
+need python3
+export KOPT_DEVICE_LOCK_DIR=$WORK/device-locks
+
+copy_host_family
+small_host_family
+repo=$WORK/src
+git -C "$repo" init -q
+git -C "$repo" add -A
+git -C "$repo" -c user.name=kopt -c user.email=kopt@example.com commit -qm "host family"
+host_family_with_baseline candidate_00
+examples=$KOPT_SOURCE_DIR/examples/host_gemm/candidates
+
+best() { "$KOPT" status "${kopt_family[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["best"])'; }
+
+# One round as an agent runs it: check out BEST, apply the edit (a command run in the family's
+# folder of the worktree), make the candidate, run the round. Leaves round-<id>.json.
+agent_round() { # id edit hypothesis
+  local id=$1 edit=$2 hypothesis=$3 wt=$WORK/wt$1 from
+  from=$(best)
+  "$KOPT" checkout "${kopt_family[@]}" --worktree "$wt" >"$WORK/checkout$id.log" 2>&1 ||
+    { cat "$WORK/checkout$id.log"; fail "checkout for $id"; }
+  (cd "$wt/host_gemm" && eval "$edit") || fail "the edit of $id"
+  "$KOPT" new "${kopt_family[@]}" --id "$id" --from-worktree "$wt" --hypothesis "$hypothesis" --json \
+    >"$WORK/new$id.json" 2>"$WORK/new$id.err" || { cat "$WORK/new$id.err"; fail "new $id"; }
+  [ "$(json_get "$WORK/new$id.json" base)" = "$from" ] || fail "$id's base is not BEST $from"
+  local rc=0
+  "$KOPT" round --json "${kopt_family[@]}" --id "$id" --build-dir "$b" \
+    >"$WORK/round-$id.json" 2>"$WORK/round-$id.log" || rc=$?
+  [ "$(json_get "$WORK/round-$id.json" best_before)" = "$from" ] ||
+    { cat "$WORK/round-$id.log"; fail "round $id was not decided against BEST $from"; }
+  echo "$id from BEST $from: $(json_get "$WORK/round-$id.json" verdict) (exit $rc)"
+}
+
+echo "--- three rounds, each from the BEST of its time"
+agent_round 11 "cp '$examples/01/gemm_kernel.hpp' gemm_kernel.hpp" "4x8 register tiles"
+[ "$(json_get "$WORK/round-11.json" verdict)" = keep ] || fail "11 was not kept"
+agent_round 12 "echo '// a comment' >>gemm_kernel.hpp" "a comment only"
+[ "$(json_get "$WORK/round-12.json" verdict)" != incorrect ] || fail "12 (a comment) incorrect"
+agent_round 13 "cp '$examples/03/gemm_kernel.hpp' gemm_kernel.hpp" "Kahan sums (slower)"
+[ "$(json_get "$WORK/round-13.json" verdict)" = regression ] || fail "13 did not regress"
+landed=$(best)
+
+echo "--- kopt diff 11 13 is the change kopt new makes 13 from again"
+"$KOPT" diff "${kopt_family[@]}" 11 13 >"$WORK/11-13.patch" || fail "diff 11 13"
+grep -q "^+++ b/gemm_kernel.hpp" "$WORK/11-13.patch" || { cat "$WORK/11-13.patch"; fail "the diff's paths"; }
+if "$KOPT" new "${kopt_family[@]}" --id 19 --base 11 --from-patch "$WORK/11-13.patch" 2>"$WORK/new19.err"; then
+  fail "the diff made a new content"
+fi
+grep -q "equals candidate 13's content" "$WORK/new19.err" || { cat "$WORK/new19.err"; fail "new 19's message"; }
+
+echo "--- kopt land --commit: BEST $landed becomes the family's own files"
+"$KOPT" checkout "${kopt_family[@]}" --dir "$WORK/best-files" >/dev/null || fail "checkout --dir"
+"$KOPT" land "${kopt_family[@]}" --commit --json >"$WORK/land.json" 2>"$WORK/land.err" ||
+  { cat "$WORK/land.err"; fail "land"; }
+for f in gemm_kernel.hpp instance.cpp.in; do
+  cmp -s "$WORK/best-files/$f" "$family_src/$f" || fail "the family's $f is not BEST $landed's"
+done
+[ "$(cd "$family_src/candidates" && ls)" = "$landed" ] ||
+  { ls -R "$family_src/candidates"; fail "candidate folders other than BEST's stayed"; }
+[ "$(cd "$family_src/candidates/$landed" && ls)" = candidate.json ] || fail "BEST's folder holds copies"
+[ -z "$(git -C "$repo" status --porcelain -- host_gemm)" ] || { git -C "$repo" status; fail "land left changes"; }
+git -C "$repo" log -1 --format=%s | grep -q "^kopt: land candidate $landed of host_gemm" ||
+  fail "the landing commit's subject"
+git -C "$repo" show "HEAD^:host_gemm/candidates/13/gemm_kernel.hpp" >/dev/null 2>&1 ||
+  fail "13's file is not in the landing commit's parent"
+python3 - "$state/ledger" "$WORK/land.json" "$landed" <<'PY' || fail "the ledger after landing"
+import json, sys
+ledger, land, landed = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+lines = [json.loads(l) for l in open(f"{ledger}/attempts.jsonl")]
+last = lines[-1]
+assert last["kind"] == "land" and last["candidate"] == landed, last
+assert sorted(last["removed"]) == sorted({"00", "11", "12", "13"} - {landed}), last
+assert land["recorded"] and land["commit"], land
+state = json.load(open(f"{ledger}/state.json"))
+assert state["best"] == landed and state["best_hash"] == land["hash"], state
+assert "landed: the family's files are" in open(f"{ledger}/performance.md").read()
+# Each removed candidate's change against its base stays in the ledger, git or not.
+patch = open(f"{ledger}/landed/13.patch").read()
+assert "+++ b/gemm_kernel.hpp" in patch and "Kahan" in patch, patch[:500]
+assert land["patches"] and all(p.endswith(".patch") for p in land["patches"]), land
+PY
+git -C "$repo" log -2 --format=%s | sed -n 2p | grep -q "^kopt: the candidates of host_gemm before landing $landed" ||
+  { git -C "$repo" log -3 --format=%s; fail "the candidates were not committed before the landing"; }
+
+echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST"
+agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing"
+python3 - "$WORK/round-14.json" <<'PY' || { cat "$WORK/round-14.log"; fail "round 14"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] in ("keep", "tie", "regression", "split"), r
+assert r["record"]["outcome"] == "recorded", r
+PY
+echo "PASS"
