@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cheat suite through the user's flow on a machine (a GPU for the CUDA families): a copy of
-# the family with its baseline 00 as BEST and every cheat of the fixtures folder as a candidate
-# (its files but expect.txt, the id its candidate.json names), then for each cheat
+# the family with its baseline (the candidate without base) as BEST and every cheat of the
+# fixtures folder as a candidate (its files but expect.txt, the id its candidate.json names), then for each cheat
 # `cmake --build --target candidate_<id>_bench`, `ctest -L keep -R candidate_<id>` and
 # `kopt decide --json`. One line per cheat goes to $OUT/cheats_<family>.csv: the verdict, whether
 # the keep test passed, whether the reason holds the cheat's expect.txt (a grep -E pattern for the
@@ -32,15 +32,16 @@ for cheat in "$cheats"/*/; do
 done
 b=$work/build
 state=(--spec "$work/src/family.json" --state-dir "$b/kopt/$family")
-targets=(candidate_00)
+baseline=$(cd "$work/src/candidates" && grep -L '"base"' -- */candidate.json | head -1 | cut -d/ -f1)
+targets=("candidate_$baseline")
 for entry in "${ids[@]}"; do targets+=("candidate_${entry%%:*}"); done
 cmake -S "$work/src" -B "$b" -G Ninja "${find[@]}" -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DKOPT_USE_CCACHE=OFF >"$out/cheats_$family.configure.log" 2>&1 ||
   { tail -30 "$out/cheats_$family.configure.log"; exit 1; }
 # A cheat that does not build is a failed candidate, not the suite's failure: -k 0 builds the rest.
 cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" -- -k 0 >"$out/cheats_$family.build.log" 2>&1
-{ "$kopt" bench "${state[@]}" --best && "$kopt" decide "${state[@]}" --candidate 00 &&
-    "$kopt" record "${state[@]}" --candidate 00; } >"$out/cheats_$family.best.log" 2>&1 ||
+{ "$kopt" bench "${state[@]}" --best && "$kopt" decide "${state[@]}" --candidate "$baseline" &&
+    "$kopt" record "${state[@]}" --candidate "$baseline"; } >"$out/cheats_$family.best.log" 2>&1 ||
   { tail -30 "$out/cheats_$family.best.log"; exit 1; }
 echo "cheat,id,verdict,keep_test,reason_matches,bench_s,reason" >"$out/cheats_$family.csv"
 for entry in "${ids[@]}"; do

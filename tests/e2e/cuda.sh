@@ -1,5 +1,5 @@
 # The NVIDIA path's build, end to end with the real nvcc (sm_90a), cmake and ninja: every
-# candidate of the CUDA calibration family and the blockscale GEMM's baseline compile and link
+# candidate of the CUDA calibration family and the blockscale GEMM's baseline (17, landed) compile and link
 # through kopt's generated targets, each harness carries sm_90a code, and runs its host side. The
 # cheat candidates of tests/fixtures/cheats/cuda_spin compile too, so they are ready for a GPU.
 # Nothing runs on a GPU here; the device runs are in docs/BENCHMARKS.md.
@@ -30,7 +30,7 @@ build_family() { # family, targets... (sources: $FAMILY_DIR or examples/; build:
 spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 'candidate_%s ' *)
 # shellcheck disable=SC2086 # one target per candidate
 build_family cuda_spin $spin_candidates
-build_family cuda_gemm_a8w8_blockscale candidate_00
+build_family cuda_gemm_a8w8_blockscale candidate_17
 
 # The cheats, as candidates of a copy of cuda_spin: each folder's files but expect.txt.
 cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_spin
@@ -82,7 +82,7 @@ for slug in memo_address skip_unread; do
 done
 slug=event_clock
 id=$(sed -n 's/.*"id": *"\([0-9]*\)".*/\1/p' "$cheats/$slug/candidate.json")
-cmake --build "$bs" --target candidate_00 "candidate_$id" >"$bs.$slug.log" 2>&1 ||
+cmake --build "$bs" --target candidate_17 "candidate_$id" >"$bs.$slug.log" 2>&1 ||
   { tail -30 "$bs.$slug.log"; fail "building cheat $slug"; }
 if "$KOPT" bench --spec "$WORK/bs_src/family.json" --state-dir "$bs/kopt/$family" \
   --candidate "$id" --identity-dir "$bs" >"$bs.$slug.bench" 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # An A/A through the user's flow on a GPU: a copy of this family with candidate 90, a copy of
-# the baseline 00 plus one comment line (same machine code, another content hash), decided
-# against BEST 00 N times: `cmake --build --target candidate_90_bench`, then
+# the baseline (17 since the landing) plus one comment line (same machine code, another content
+# hash), decided against that BEST N times: `cmake --build --target candidate_90_bench`, then
 # `ctest -L keep -R candidate_90`, then `kopt record`. One line per decision goes to
 # $OUT/aa.csv (verdict, per-class change and interval, seconds), the ledger's counter last.
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/aa.sh [N] [ROUNDS] [REPEAT]
@@ -24,8 +24,8 @@ else
   source "$root/examples/$family/bench/copy_family.sh"
   copy_family "$root" "$work" "$prefix" "$out" "${2:-}" "${3:-}" || exit 1
   "$prefix/bin/kopt" bench "${state[@]}" --best >"$work/best.log" 2>&1
-  "$prefix/bin/kopt" decide "${state[@]}" --candidate 00 >>"$work/best.log" 2>&1
-  "$prefix/bin/kopt" record "${state[@]}" --candidate 00 >>"$work/best.log" 2>&1
+  "$prefix/bin/kopt" decide "${state[@]}" --candidate "$baseline" >>"$work/best.log" 2>&1
+  "$prefix/bin/kopt" record "${state[@]}" --candidate "$baseline" >>"$work/best.log" 2>&1
   echo "i,verdict,bench_s,keep_s,overall,classes" >"$work/aa.csv"
 fi
 for d in /opt/nvidia/nsight-compute/*/; do [ -x "$d/ncu" ] && PATH=$PATH:$d; done

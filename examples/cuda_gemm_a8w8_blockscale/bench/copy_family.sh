@@ -1,8 +1,10 @@
 # Sourced by the device scripts: a copy of this family under $work with candidate 90, the
-# baseline 00 plus one comment line (same machine code, another content hash), configured and
-# built with the kopt install at $prefix; bench.rounds/repeat set when given. Logs go to $out.
+# baseline (the candidate without base: 17 since the landing, 00 before) plus one comment line
+# (same machine code, another content hash), configured and built with the kopt install at
+# $prefix; bench.rounds/repeat set when given. Logs go to $out. Sets `baseline` to the id.
 # KOPT_AA_CODE=NN: the family's own editable files are first replaced by candidate NN's, so that
-# BEST 00 and candidate 90 both run NN's code (the A/A of a later BEST, e.g. 17).
+# the baseline and candidate 90 both run NN's code (the A/A of another candidate; a tree from
+# before the landing holds 00-16).
 #   copy_family ROOT WORK PREFIX OUT [ROUNDS] [REPEAT]
 copy_family() {
   local root=$1 work=$2 prefix=$3 out=$4 rounds=${5:-} repeat=${6:-}
@@ -28,14 +30,16 @@ if repeat: spec["bench"]["repeat"] = int(repeat)
 json.dump(spec, open(path, "w"), indent=2)
 print("bench:", spec["bench"])
 PY
+  baseline=$(cd "$work/src/candidates" && grep -L '"base"' -- */candidate.json | head -1 | cut -d/ -f1)
+  [ -n "$baseline" ] || { echo "no baseline candidate (one without base) in $work/src/candidates" >&2; return 1; }
   mkdir -p "$work/src/candidates/90"
-  echo '{"id": "90", "base": "00", "hypothesis": "A/A: the baseline plus one comment line", "target": "global"}' \
+  echo '{"id": "90", "base": "'"$baseline"'", "hypothesis": "A/A: the baseline plus one comment line", "target": "global"}' \
     >"$work/src/candidates/90/candidate.json"
   { cat "$work/src/gemm_kernel.cuh"; echo "// A/A: this comment changes the content hash, not the code"; } \
     >"$work/src/candidates/90/gemm_kernel.cuh"
   cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_CUDA_ARCHITECTURES=90a -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 ||
     { tail -30 "$out/configure.log"; return 1; }
-  cmake --build "$work/build" --target candidate_00 candidate_90 -j "$(nproc)" >"$out/build.log" 2>&1 ||
+  cmake --build "$work/build" --target "candidate_$baseline" candidate_90 -j "$(nproc)" >"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; return 1; }
 }

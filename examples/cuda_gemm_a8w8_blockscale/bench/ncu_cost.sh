@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Where the time of a profiled benchmark run goes, on a GPU: candidate 00's harness over all
+# Where the time of a profiled benchmark run goes, on a GPU: the baseline's harness over all
 # configs, alone and under ncu with each way of profiling, one timed process per line of
 # $OUT/cost.csv (variant, seconds, profiled launches); then one side-by-side `kopt bench` of
-# candidate 90 against BEST 00, timed as the user runs it.
+# candidate 90 against BEST (the baseline), timed as the user runs it.
 #   KOPT_PREFIX=<kopt install> bash examples/cuda_gemm_a8w8_blockscale/bench/ncu_cost.sh [ROUNDS] [REPEAT]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -15,7 +15,7 @@ mkdir -p "$out"
 source "$root/examples/$family/bench/copy_family.sh"
 copy_family "$root" "$work" "$prefix" "$out" "${1:-}" "${2:-}" || exit 1
 b=$work/build
-h=$(find "$b" -type f -name candidate_00 -perm -u+x | head -1)
+h=$(find "$b" -type f -name "candidate_$baseline" -perm -u+x | head -1)
 configs=$work/src/configs.csv
 ncu_base=(ncu --csv --print-units base --metrics gpu__time_duration.sum --clock-control none
   --nvtx -k regex:gemm_a8w8_blockscale)
