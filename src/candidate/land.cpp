@@ -67,6 +67,9 @@ LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
       plan.removed.push_back(c.id());
       continue;
     }
+    if (c.spec.base == id && chain.size() == 1) {
+      continue; // on the landed candidate already, which is the baseline: nothing to rebase
+    }
     std::map<std::string, std::string> mine = candidates.files(family, c.id());
     std::map<std::string, std::string> kept = differing(mine, plan.files);
     std::map<std::string, std::string> after = plan.files;

@@ -53,6 +53,122 @@ std::string commit_message(const LoadedFamily &loaded, const candidate::LandPlan
   return text;
 }
 
+// What `kopt land` did.
+struct Landed {
+  candidate::LandPlan plan;
+  bool recorded = false; ///< a land line went into the ledger
+  std::string message;
+  std::vector<std::filesystem::path> patches;
+  std::string kept_commit; ///< the candidate folders as they were (--commit)
+  std::string commit;      ///< the landing (--commit)
+};
+
+// The candidate to land and the settled ones: BEST and the ledger's, or --id without a ledger.
+std::string landed_id(LoadedFamily &loaded, const LandOptions &options,
+                      const std::optional<ledger::State> &state, std::set<std::string> &settled) {
+  ledger::Files files{loaded.layout.ledger};
+  if (!state) {
+    if (options.id.empty()) {
+      throw Error("land: " + files.state().string() + ": no ledger yet, so no BEST: give --id " +
+                  "ID to land a candidate whose measurements were made elsewhere");
+    }
+    return options.id;
+  }
+  if (!options.id.empty() && options.id != state->best) {
+    throw Error("land: candidate " + options.id + " is not BEST (BEST is " + state->best +
+                "): only BEST lands");
+  }
+  loaded.best(); // BEST's content is what was kept, or this names the way out
+  settled = recorded_ids(files);
+  return state->best;
+}
+
+Landed land(LoadedFamily &loaded, const LandOptions &options) {
+  ledger::Files files{loaded.layout.ledger};
+  std::optional<ledger::State> state = ledger::read_state(files);
+  std::set<std::string> settled;
+  std::string id = landed_id(loaded, options, state, settled);
+  Landed out;
+  out.plan =
+      candidate::plan_land(loaded.family, loaded.candidates, id, settled, options.drop_unrecorded);
+  const candidate::LandPlan &plan = out.plan;
+  if (plan.written.empty() && plan.removed.empty() && plan.rebased.empty()) {
+    throw Error("land: nothing to land: the family's files are candidate " + id +
+                "'s already, and every other candidate is based on it");
+  }
+  util::RealProcessRunner runner;
+  if (options.commit) {
+    // Candidate folders that were never committed would leave no trace: they go in first.
+    out.kept_commit = candidate::commit_family(
+        loaded.family, loaded.family.candidates_dir,
+        "kopt: the candidates of " + loaded.family.name + " before landing " + id, runner);
+  }
+  auto write = [&] {
+    if (state) {
+      out.patches = candidate::write_removed_patches(loaded.family, loaded.candidates, plan,
+                                                     files.dir / "landed", runner);
+    }
+    candidate::apply_land(loaded.family, loaded.candidates, plan);
+  };
+  if (state) {
+    ledger::Landing landing{id, plan.hash, plan.removed, {}};
+    for (const auto &[other, kept] : plan.rebased) {
+      landing.rebased.push_back(other);
+    }
+    out.message = ledger::land(files, landing, write).message;
+    out.recorded = true;
+  } else {
+    write();
+    out.message = "landed " + id + " (no ledger: nothing recorded)";
+  }
+  if (options.commit) {
+    out.commit = candidate::commit_family(loaded.family, loaded.family.dir,
+                                          commit_message(loaded, plan), runner);
+  }
+  return out;
+}
+
+void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &context) {
+  const candidate::LandPlan &plan = landed.plan;
+  std::vector<std::string> rebased;
+  for (const auto &[other, kept] : plan.rebased) {
+    rebased.push_back(other);
+  }
+  if (context.json) {
+    std::vector<std::string> patches;
+    for (const auto &p : landed.patches) {
+      patches.push_back(p.string());
+    }
+    auto or_null = [](const std::string &text) {
+      return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+    };
+    context.out
+        << nlohmann::ordered_json{{"candidate", plan.id},    {"hash", plan.hash},
+                                  {"written", plan.written}, {"removed", plan.removed},
+                                  {"rebased", rebased},      {"recorded", landed.recorded},
+                                  {"patches", patches},      {"commit", or_null(landed.commit)}}
+               .dump(2)
+        << "\n";
+    return;
+  }
+  context.out << landed.message << "\nwrote "
+              << (plan.written.empty() ? "nothing" : util::join(plan.written, ", ")) << " in "
+              << loaded.family.dir.string() << "\n";
+  if (!landed.patches.empty()) {
+    context.out << "the removed candidates' changes: "
+                << landed.patches.front().parent_path().string() << "/<id>.patch\n";
+  }
+  if (landed.commit.empty()) {
+    context.out << "review it with git diff and commit it (or run kopt land --commit)\n";
+  } else {
+    context.out << "committed " << landed.commit.substr(0, 12)
+                << (landed.kept_commit.empty() ? std::string()
+                                               : " (after " + landed.kept_commit.substr(0, 12) +
+                                                     ": the candidate folders as they were)")
+                << "\n";
+  }
+}
+
 } // namespace
 
 Handler setup_land(CLI::App &app) {
@@ -67,98 +183,8 @@ Handler setup_land(CLI::App &app) {
                "remove the candidates the ledger has not recorded too (else they are rebased)");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
-    ledger::Files files{loaded.layout.ledger};
-    std::optional<ledger::State> state = ledger::read_state(files);
-    std::string id = options->id;
-    std::set<std::string> settled;
-    if (state) {
-      if (!id.empty() && id != state->best) {
-        throw Error("land: candidate " + id + " is not BEST (BEST is " + state->best +
-                    "): only BEST lands");
-      }
-      id = state->best;
-      loaded.best(); // BEST's content is what was kept, or this names the way out
-      settled = recorded_ids(files);
-    } else if (id.empty()) {
-      throw Error("land: " + files.state().string() + ": no ledger yet, so no BEST: give --id " +
-                  "ID to land a candidate whose measurements were made elsewhere");
-    }
-    candidate::LandPlan plan = candidate::plan_land(loaded.family, loaded.candidates, id, settled,
-                                                    options->drop_unrecorded);
-    if (plan.written.empty() && plan.removed.empty() && plan.rebased.empty()) {
-      throw Error("land: nothing to land: the family's files are candidate " + id +
-                  "'s already and no other candidate folder is there");
-    }
-    util::RealProcessRunner runner;
-    std::string kept_commit;
-    if (options->commit) {
-      // Candidate folders that were never committed would leave no trace: they go in first.
-      kept_commit = candidate::commit_family(
-          loaded.family, loaded.family.candidates_dir,
-          "kopt: the candidates of " + loaded.family.name + " before landing " + id, runner);
-    }
-    std::vector<std::filesystem::path> patches;
-    auto write = [&] {
-      if (state) {
-        patches = candidate::write_removed_patches(loaded.family, loaded.candidates, plan,
-                                                   files.dir / "landed", runner);
-      }
-      candidate::apply_land(loaded.family, loaded.candidates, plan);
-    };
-    std::string message;
-    if (state) {
-      ledger::Landing landing{id, plan.hash, plan.removed, {}};
-      for (const auto &[other, kept] : plan.rebased) {
-        landing.rebased.push_back(other);
-      }
-      message = ledger::land(files, landing, write).message;
-    } else {
-      write();
-      message = "landed " + id + " (no ledger: nothing recorded)";
-    }
-    std::string commit;
-    if (options->commit) {
-      commit = candidate::commit_family(loaded.family, loaded.family.dir,
-                                        commit_message(loaded, plan), runner);
-    }
-    std::vector<std::string> patch_names;
-    for (const auto &p : patches) {
-      patch_names.push_back(p.string());
-    }
-    nlohmann::ordered_json rebased = nlohmann::ordered_json::array();
-    for (const auto &[other, kept] : plan.rebased) {
-      rebased.push_back(other);
-    }
-    if (context.json) {
-      context.out << nlohmann::ordered_json{{"candidate", id},
-                                            {"hash", plan.hash},
-                                            {"written", plan.written},
-                                            {"removed", plan.removed},
-                                            {"rebased", rebased},
-                                            {"recorded", state.has_value()},
-                                            {"patches", patch_names},
-                                            {"commit", commit.empty()
-                                                           ? nlohmann::ordered_json(nullptr)
-                                                           : nlohmann::ordered_json(commit)}}
-                         .dump(2)
-                  << "\n";
-    } else {
-      context.out << message << "\n"
-                  << "wrote " << (plan.written.empty() ? "nothing" : util::join(plan.written, ", "))
-                  << " in " << loaded.family.dir.string() << "\n";
-      if (!patches.empty()) {
-        context.out << "the removed candidates' changes: " << (files.dir / "landed").string()
-                    << "/<id>.patch\n";
-      }
-      context.out << (commit.empty() ? "review it with git diff and commit it (or run kopt land "
-                                       "--commit next time)\n"
-                                     : "committed " + commit.substr(0, 12) +
-                                           (kept_commit.empty()
-                                                ? std::string()
-                                                : " (after " + kept_commit.substr(0, 12) +
-                                                      ": the candidate folders as they were)") +
-                                           "\n");
-    }
+    Landed landed = land(loaded, *options);
+    print_landed(landed, loaded, context);
     return 0;
   };
 }
