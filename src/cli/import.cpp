@@ -1,5 +1,6 @@
 #include "fileapi/import.hpp"
 #include "cli/subcommands.hpp"
+#include "fileapi/compdb.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -15,6 +16,7 @@ namespace {
 
 struct ImportOptions {
   std::string build_dir;
+  std::string compdb;
   fileapi::ImportRequest request;
   std::string source;
   std::string out;
@@ -24,8 +26,12 @@ struct ImportOptions {
 
 Handler setup_import(CLI::App &app) {
   auto options = std::make_shared<ImportOptions>();
-  app.add_option("--build-dir", options->build_dir, "the configured CMake build tree to import")
-      ->required();
+  auto *build_dir = app.add_option("--build-dir", options->build_dir,
+                                   "the configured CMake build tree to import");
+  auto *compdb = app.add_option("--compdb", options->compdb,
+                                "a compile_commands.json, or a ninja build folder (its "
+                                "`ninja -t compdb`): a build that is not CMake's, by --source");
+  build_dir->excludes(compdb);
   app.add_option("--target", options->request.target,
                  "the tree's target that compiles the kernels");
   app.add_option("--source", options->source,
@@ -41,13 +47,26 @@ Handler setup_import(CLI::App &app) {
   app.add_option("--out", options->out, "the CMake file to write (for kopt_add_family IMPORTED)")
       ->required();
   return [options](Context &context) {
+    if (options->build_dir.empty() && options->compdb.empty()) {
+      throw Error("kopt import: give --build-dir <CMake build tree> or --compdb "
+                  "<compile_commands.json or ninja build folder>");
+    }
     if (options->request.target.empty() && options->source.empty()) {
       throw Error("kopt import: give --target <name> or --source <kernel file>");
     }
     options->request.source = options->source;
     util::RealProcessRunner runner;
-    fileapi::CodeModel model = fileapi::load(options->build_dir, runner, context.err);
-    fileapi::Imported imported = fileapi::select(model, options->request);
+    fileapi::CodeModel model;
+    fileapi::Imported imported;
+    if (!options->compdb.empty()) {
+      imported =
+          fileapi::select_from_database(fileapi::read_compile_database(options->compdb, runner),
+                                        options->compdb, options->request);
+      model.generator = "compile database";
+    } else {
+      model = fileapi::load(options->build_dir, runner, context.err);
+      imported = fileapi::select(model, options->request);
+    }
     util::write_file_if_changed(options->out, fileapi::render_cmake(imported));
     if (model.multi_config) {
       context.err << "kopt import: " << model.build_dir.string() << " is a multi-config tree ("
@@ -73,6 +92,7 @@ Handler setup_import(CLI::App &app) {
                                                     {"config", imported.config},
                                                     {"language", imported.language},
                                                     {"compiler", imported.compiler},
+                                                    {"host_compiler", imported.host_compiler},
                                                     {"standard", imported.standard},
                                                     {"source", imported.source},
                                                     {"fragments", imported.fragments},

@@ -132,6 +132,101 @@ std::string identifier(const std::string &name) {
   return out;
 }
 
+// The files of a group, for messages: its first source and how many more.
+std::string group_sources(const Target &t, const CompileGroup &g) {
+  if (g.sources.empty()) {
+    return "no source";
+  }
+  std::string first = t.sources[g.sources.front()].path;
+  return first +
+         (g.sources.size() > 1 ? " and " + std::to_string(g.sources.size() - 1) + " more" : "");
+}
+
+// A target picked by name whose sources of the group's language compile with different flags:
+// which group is the kernels' is the user's to say (--source), never a guess.
+void refuse_to_guess(const Target &t, const CompileGroup &chosen) {
+  std::vector<const CompileGroup *> same_language;
+  bool differ = false;
+  for (const auto &g : t.compile_groups) {
+    if (g.language != chosen.language) {
+      continue;
+    }
+    same_language.push_back(&g);
+    differ = differ || g.fragments != chosen.fragments || g.defines != chosen.defines;
+  }
+  if (!differ) {
+    return;
+  }
+  std::vector<std::string> listed;
+  for (size_t i = 0; i < same_language.size(); ++i) {
+    const CompileGroup &g = *same_language[i];
+    listed.push_back("group " + std::to_string(i + 1) + " (" + group_sources(t, g) +
+                     "): " + util::join(g.fragments, " ") +
+                     (g.defines.empty() ? "" : " -D" + util::join(g.defines, " -D")));
+  }
+  throw Error(t.json_file + ": target '" + t.name + "' compiles its " + chosen.language +
+              " sources in " + std::to_string(same_language.size()) +
+              " groups with different flags: " + util::join(listed, "; ") +
+              "; give --source with the kernel source whose flags the family should compile with");
+}
+
+// The target and compile group a request names, and the source it was chosen by.
+struct Picked {
+  const Target *target = nullptr;
+  const CompileGroup *group = nullptr;
+  std::string source;
+};
+
+Picked pick_by_source(const CodeModel &model, const Configuration &config,
+                      const ImportRequest &request) {
+  std::string wanted = normal_path(request.source);
+  std::vector<std::string> names;
+  Picked picked;
+  for (const auto &t : config.targets) {
+    if (!request.target.empty() && t.name != request.target) {
+      continue;
+    }
+    for (const auto &s : t.sources) {
+      if (!s.compile_group) {
+        continue;
+      }
+      names.push_back(s.path);
+      if (!picked.target && normal_path(s.path) == wanted) {
+        picked = {&t, &t.compile_groups[*s.compile_group], s.path};
+      }
+    }
+  }
+  if (!picked.target) {
+    throw Error(request.source.string() + ": no target" +
+                (request.target.empty() ? "" : " named '" + request.target + "'") + " of " +
+                model.build_dir.string() + " compiles it" + suggest(wanted, names));
+  }
+  return picked;
+}
+
+Picked pick_by_target(const CodeModel &model, const Configuration &config,
+                      const ImportRequest &request) {
+  std::vector<std::string> names;
+  Picked picked;
+  for (const auto &t : config.targets) {
+    names.push_back(t.name);
+    if (t.name == request.target) {
+      picked.target = &t;
+    }
+  }
+  if (!picked.target) {
+    throw Error(model.build_dir.string() + ": no target '" + request.target + "'" +
+                (config.name.empty() ? "" : " in configuration " + config.name) +
+                suggest(request.target, names));
+  }
+  picked.group = pick_group(*picked.target, request.language);
+  if (!picked.group) {
+    throw Error(picked.target->json_file + ": target '" + picked.target->name + "' compiles no " +
+                (request.language.empty() ? "sources" : request.language + " sources"));
+  }
+  return picked;
+}
+
 } // namespace
 
 std::vector<std::string> split_fragment(const std::string &fragment) {
@@ -186,54 +281,16 @@ Imported select(const CodeModel &model, const ImportRequest &request) {
   }
   std::string config_reason;
   const Configuration &config = pick_config(model, request.config, config_reason);
-  const Target *target = nullptr;
-  const CompileGroup *group = nullptr;
-  std::string source_path;
-  if (!request.source.empty()) {
-    std::string wanted = normal_path(request.source);
-    std::vector<std::string> names;
-    for (const auto &t : config.targets) {
-      if (!request.target.empty() && t.name != request.target) {
-        continue;
-      }
-      for (const auto &s : t.sources) {
-        if (!s.compile_group) {
-          continue;
-        }
-        names.push_back(s.path);
-        if (!target && normal_path(s.path) == wanted) {
-          target = &t;
-          group = &t.compile_groups[*s.compile_group];
-          source_path = s.path;
-        }
-      }
-    }
-    if (!target) {
-      throw Error(request.source.string() + ": no target" +
-                  (request.target.empty() ? "" : " named '" + request.target + "'") + " of " +
-                  model.build_dir.string() + " compiles it" + suggest(wanted, names));
-    }
-  } else {
-    std::vector<std::string> names;
-    for (const auto &t : config.targets) {
-      names.push_back(t.name);
-      if (t.name == request.target) {
-        target = &t;
-      }
-    }
-    if (!target) {
-      throw Error(model.build_dir.string() + ": no target '" + request.target + "'" +
-                  (config.name.empty() ? "" : " in configuration " + config.name) +
-                  suggest(request.target, names));
-    }
-    group = pick_group(*target, request.language);
-    if (!group) {
-      throw Error(target->json_file + ": target '" + target->name + "' compiles no " +
-                  (request.language.empty() ? "sources" : request.language + " sources"));
-    }
-  }
+  Picked picked = request.source.empty() ? pick_by_target(model, config, request)
+                                         : pick_by_source(model, config, request);
+  const Target *target = picked.target;
+  const CompileGroup *group = picked.group;
+  const std::string &source_path = picked.source;
   if (!request.language.empty() && group->language != request.language) {
     throw Error(source_path + ": compiled as " + group->language + ", not " + request.language);
+  }
+  if (request.source.empty()) {
+    refuse_to_guess(*target, *group);
   }
   Imported out;
   out.build_dir = model.build_dir.string();
@@ -248,6 +305,10 @@ Imported select(const CodeModel &model, const ImportRequest &request) {
                 " compiler");
   }
   out.compiler = compiler->path;
+  if (out.language == "CUDA") {
+    auto host = model.cache.find("CMAKE_CUDA_HOST_COMPILER");
+    out.host_compiler = host == model.cache.end() ? "" : host->second;
+  }
   out.standard = group->standard;
   out.fragments = group->fragments;
   for (const auto &f : group->fragments) {
@@ -275,6 +336,15 @@ Imported select(const CodeModel &model, const ImportRequest &request) {
     out.notes.push_back("no " + out.language + " compile rule of " + out.target + " found for " +
                         model.generator +
                         ": cannot tell whether it compiles relocatable device code; assumed not");
+  }
+  if (out.language == "HIP" && fs::path(out.compiler).filename().string().starts_with("hipcc")) {
+    // CMake's HIP language refuses the hipcc wrapper (CK's trees set it after project()): the
+    // consumer compiles the instances as CXX with hipcc as its C++ compiler, as those trees do.
+    out.language = "CXX";
+    out.notes.push_back("the tree compiles HIP with " + out.compiler +
+                        ", which CMake's HIP language refuses: the family compiles its instances "
+                        "as CXX with it (configure the consumer with -DCMAKE_CXX_COMPILER=" +
+                        out.compiler + ")");
   }
   return out;
 }
@@ -320,11 +390,18 @@ std::string render_cmake(const Imported &m) {
        {"baseline_quoted", util::cmake_quote(m.baseline)},
        {"baseline_reason_quoted", util::cmake_quote(m.baseline_reason)},
        {"separable", m.separable ? "ON" : "OFF"},
+       {"cuda", m.language == "CUDA" ? "1" : ""},
+       {"host_compiler_quoted", util::cmake_quote(m.host_compiler)},
        {"defines", lines(m.defines, "")},
        {"includes", lines(includes[0], "")},
        {"system_includes", lines(includes[1], "")},
-       // SHELL: keeps each fragment's arguments together and stops cmake de-duplicating them.
-       {"fragments", lines(m.fragments, "SHELL:")}});
+       // One SHELL: group of every fragment, in order: CMake de-duplicates options across
+       // groups, so were each fragment a group, the second -mllvm of `-mllvm A -mllvm B` (or
+       // --param of `--param a=1 --param b=2`) would go and B become an argument of its own.
+       {"fragments",
+        lines(m.fragments.empty() ? std::vector<std::string>{}
+                                  : std::vector<std::string>{util::join(m.fragments, " ")},
+              "SHELL:")}});
 }
 
 } // namespace kopt::fileapi

@@ -25,6 +25,7 @@ struct Imported {
   std::string config;
   std::string language;
   std::string compiler;               ///< absolute compiler path
+  std::string host_compiler;          ///< CUDA: the tree's CMAKE_CUDA_HOST_COMPILER (-ccbin)
   std::string standard;               ///< "17", "" when the tree sets none
   std::vector<std::string> fragments; ///< command fragments as cmake passes them
   std::vector<std::string> flags;     ///< the fragments split into arguments
@@ -43,14 +44,19 @@ struct Imported {
 };
 
 /// Picks the configuration, target and compile group `request` names in `model`. Unknown
-/// targets, sources and configurations throw kopt::Error with the nearest names suggested.
+/// targets, sources and configurations throw kopt::Error with the nearest names suggested; a
+/// target whose sources of the language compile in groups with different flags throws, listing
+/// the groups with a source of each (--source picks one). A HIP group compiled by hipcc (which
+/// CMake's HIP language refuses) is imported as CXX with hipcc as the C++ compiler.
 Imported select(const CodeModel &model, const ImportRequest &request);
 
 /// Splits a command fragment into arguments the way a POSIX shell does (quotes, backslashes).
 std::vector<std::string> split_fragment(const std::string &fragment);
 
 /// The CMake file `kopt import` writes: an INTERFACE target with the imported flags for the
-/// kernel language and KOPT_IMPORTED_* variables (see docs/IMPORT.md).
+/// kernel language and KOPT_IMPORTED_* variables (see docs/IMPORT.md). The fragments go in as
+/// one SHELL: group, in order, so that CMake cannot de-duplicate a repeated word of a two-word
+/// option (`-mllvm A -mllvm B`, `--param a=1 --param b=2`).
 std::string render_cmake(const Imported &imported);
 
 } // namespace kopt::fileapi

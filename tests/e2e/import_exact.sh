@@ -2,7 +2,11 @@
 # Ninja, response files forced, and once with Ninja Multi-Config) holds a STATIC kernel library
 # (CXX_STANDARD 20, extensions OFF) with a source of its own COMPILE_OPTIONS, an OBJECT library
 # (gnu++20), a SHARED library that passes no -std, an EXECUTABLE benchmark linking the kernel
-# library and, when nvcc is installed, a CUDA STATIC library with separable compilation. A
+# library and, when nvcc is installed, a CUDA STATIC library with separable compilation and a host
+# compiler of its own (-ccbin; a consumer without it is refused, naming the setting); and a
+# Composable-Kernel-shaped OBJECT library whose options are --param pairs (a folder's SHELL:
+# option, an INTERFACE target's SHELL: list, one source's own pair: two compile groups, which
+# `--target` refuses to choose between, listing them). A
 # consumer project (another build type, options and CUDA architectures of its own) adds one
 # IMPORTED family per target; each family's instance TU line in the consumer's
 # compile_commands.json must equal the tree's line for a source of that target item by item,
@@ -14,6 +18,9 @@ need python3
 
 has_cuda=0
 if command -v nvcc >/dev/null 2>&1; then has_cuda=1; fi
+# A CUDA tree with a host compiler of its own (-ccbin): the consumer must compile with it too.
+host_cc=()
+if [ $has_cuda = 1 ] && [ -x /usr/bin/g++-12 ]; then host_cc=(-DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-12); fi
 tree=$WORK/tree
 mkdir -p "$tree"
 cat >"$tree/CMakeLists.txt" <<'CMAKE'
@@ -31,6 +38,7 @@ add_library(plain SHARED plain.cpp)
 add_executable(bench bench.cpp)
 target_link_libraries(bench PRIVATE kernels)
 target_compile_options(bench PRIVATE -fno-strict-aliasing)
+add_subdirectory(ck)
 if(WITH_CUDA)
   enable_language(CUDA)
   add_library(sep STATIC sep.cu)
@@ -40,16 +48,31 @@ if(WITH_CUDA)
   target_compile_features(sep PRIVATE cuda_std_17)
 endif()
 CMAKE
+# Composable Kernel's shape: an instance OBJECT library whose options come in pairs (g++'s
+# --param stands for CK's -mllvm): a folder's add_compile_options("SHELL: ..."), an INTERFACE
+# target's SHELL: list of pairs, and one source's own pair, so its sources compile in two groups.
+mkdir -p "$tree/ck"
+cat >"$tree/ck/CMakeLists.txt" <<'CMAKE'
+add_compile_options("SHELL: --param max-inline-insns-single=400")
+add_library(ck_flags INTERFACE)
+target_compile_options(ck_flags INTERFACE
+  "SHELL: --param early-inlining-insns=20 --param inline-unit-growth=30")
+add_library(ck_instances OBJECT ck_a.cpp ck_b.cpp)
+target_link_libraries(ck_instances PRIVATE ck_flags)
+set_source_files_properties(ck_b.cpp PROPERTIES COMPILE_OPTIONS "--param;max-unrolled-insns=300")
+CMAKE
+for f in ck_a ck_b; do echo "int $f() { return 1; }" >"$tree/ck/$f.cpp"; done
 for f in kernels special gnu plain; do echo "int $f() { return 1; }" >"$tree/$f.cpp"; done
 echo 'int kernels(); int main() { return kernels() - 1; }' >"$tree/bench.cpp"
 echo '__global__ void sep(float* x) { x[0] = 1; }' >"$tree/sep.cu"
 
-cases="kernels special gnu plain bench"
+cases="kernels special gnu plain bench ck_a ck_b"
 [ $has_cuda = 0 ] || cases="$cases sep"
 # case -> kopt import arguments and the tree source whose line the instance TU must equal.
 import_args() { # case
   case $1 in
-    special) echo "--source $tree/special.cpp" ;;
+    kernels | special) echo "--source $tree/$1.cpp" ;; # kernels: two compile groups
+    ck_a | ck_b) echo "--source $tree/ck/$1.cpp" ;;
     plain) echo "--target plain --baseline compile" ;; # not built: 00 compiles
     *) echo "--target $1" ;;
   esac
@@ -57,6 +80,7 @@ import_args() { # case
 tree_source() { # case
   case $1 in
     sep) echo "$tree/sep.cu" ;;
+    ck_a | ck_b) echo "$tree/ck/$1.cpp" ;;
     *) echo "$tree/$1.cpp" ;;
   esac
 }
@@ -149,7 +173,16 @@ for gen in "Ninja" "Ninja Multi-Config"; do
   if [ "$gen" != "Ninja" ]; then extra=(); config=Release; fi
   echo "--- $gen tree"
   cmake -S "$tree" -B "$tb" -G "$gen" "${extra[@]}" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DWITH_CUDA=$has_cuda >"$WORK/tree-$g.log" 2>&1 || { cat "$WORK/tree-$g.log"; fail "configure the $gen tree"; }
+    -DWITH_CUDA=$has_cuda "${host_cc[@]}" >"$WORK/tree-$g.log" 2>&1 || { cat "$WORK/tree-$g.log"; fail "configure the $gen tree"; }
+  # A target whose sources compile in groups of different flags: kopt lists them, never guesses.
+  for t in kernels ck_instances; do
+    if "$KOPT" import --build-dir "$tb" --target $t ${config:+--config $config} --out "$WORK/guess.cmake" \
+      >/dev/null 2>"$WORK/guess-$t.err"; then
+      fail "import --target $t took one of its compile groups"
+    fi
+  done
+  grep -q "target 'ck_instances' compiles its CXX sources in 2 groups with different flags: group 1 ($tree/ck/ck_a.cpp): .*group 2 ($tree/ck/ck_b.cpp): .*--param max-unrolled-insns=300.*; give --source" "$WORK/guess-ck_instances.err" ||
+    { cat "$WORK/guess-ck_instances.err"; fail "import --target ck_instances does not list its groups"; }
   targets=(kernels)
   [ $has_cuda = 0 ] || targets+=(sep)
   cmake --build "$tb" ${config:+--config $config} --target "${targets[@]}" >>"$WORK/tree-$g.log" 2>&1 ||
@@ -167,7 +200,7 @@ for gen in "Ninja" "Ninja Multi-Config"; do
 import json, sys
 d, cases = sys.argv[1], sys.argv[2].split()
 want = {"kernels": "library", "special": "library", "gnu": "compile", "plain": "compile",
-        "bench": "compile", "sep": "library"}
+        "bench": "compile", "sep": "library", "ck_a": "compile", "ck_b": "compile"}
 for c in cases:
     j = json.load(open(f"{d}/{c}.json"))
     assert j["baseline"] == want[c], (c, j["baseline"], j["baseline_reason"])
@@ -178,15 +211,25 @@ PY
   grep -q "bench is an EXECUTABLE, not a library of the kernels: baseline 00 compiles its own instances with the tree's flags" "$imports/bench.err" ||
     { cat "$imports/bench.err"; fail "import of an executable does not say its mode"; }
   if [ -n "$config" ]; then
-    "$KOPT" import --build-dir "$tb" --target kernels --out "$WORK/default.cmake" >/dev/null 2>"$WORK/default.err" ||
+    "$KOPT" import --build-dir "$tb" --target gnu --out "$WORK/default.cmake" >/dev/null 2>"$WORK/default.err" ||
       { cat "$WORK/default.err"; fail "import without --config"; }
     grep -q "kopt import: $tb is a multi-config tree (Ninja Multi-Config): configuration Debug (the first of the tree's configurations Debug, Release, RelWithDebInfo; --config chooses another)" "$WORK/default.err" ||
       { cat "$WORK/default.err"; fail "no configuration message for a multi-config tree"; }
   fi
 
   cb=$WORK/consumer-$g
+  if [ ${#host_cc[@]} -gt 0 ] && [ "$gen" = Ninja ]; then
+    # Another host compiler than the tree's is refused, naming the setting.
+    if cmake -S "$consumer" -B "$WORK/consumer-nohost" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+      -DKOPT_USE_CCACHE=OFF -DIMPORTS="$imports" >"$WORK/consumer-nohost.log" 2>&1; then
+      fail "a consumer without the tree's CUDA host compiler configured"
+    fi
+    # CMake wraps the message; the words are compared with the lines joined.
+    tr -s ' \n' '  ' <"$WORK/consumer-nohost.log" | grep -qF "kopt import: the tree's CUDA host compiler is /usr/bin/g++-12 (-ccbin), this project's is nvcc's default: configure with -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-12" ||
+      { cat "$WORK/consumer-nohost.log"; fail "no message for the CUDA host compiler"; }
+  fi
   cmake -S "$consumer" -B "$cb" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-    -DKOPT_USE_CCACHE=OFF -DIMPORTS="$imports" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    -DKOPT_USE_CCACHE=OFF -DIMPORTS="$imports" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${host_cc[@]}" \
     >"$WORK/consumer-$g.log" 2>&1 || { cat "$WORK/consumer-$g.log"; fail "configure the consumer of the $gen tree"; }
   # The configure step says each family's mode and why: the tree's kernel library defines no
   # kopt_instance_ symbol, so its 00 compiles too.
@@ -214,6 +257,9 @@ for id in 00 01; do
   grep -qE "bench_candidate_$id\.correctness \.+ +Passed" "$WORK/bench-ctest.log" ||
     { cat "$WORK/bench-ctest.log"; fail "bench_candidate_$id.correctness did not pass"; }
 done
+# The CK-shaped family's instance TUs compile with the pairs as the tree passes them.
+cmake --build "$cb" --target ck_a_candidate_01 ck_b_candidate_01 >"$WORK/ck-build.log" 2>&1 ||
+  { tail -30 "$WORK/ck-build.log"; fail "build the CK-shaped families' candidate 01"; }
 if [ $has_cuda = 1 ]; then
   # Relocatable device code compiles and device-links (nothing runs: no GPU needed).
   cmake --build "$cb" --target sep_candidate_01 >"$WORK/sep-build.log" 2>&1 ||

@@ -368,4 +368,54 @@ TEST_CASE("fragments split like a shell; the CMake file keeps them whole") {
   CHECK(text.find("set(KOPT_IMPORTED_SEPARABLE OFF)") != std::string::npos);
 }
 
+TEST_CASE("select: compile groups of different flags are listed, not guessed; hipcc's HIP is CXX") {
+  // Composable Kernel's shape: an instance library whose sources carry extra -mllvm pairs of
+  // their own, compiled by the hipcc its CMakeLists sets after project().
+  fa::CodeModel model;
+  model.build_dir = "/b";
+  model.index_file = "/b/index.json";
+  model.generator = "Ninja";
+  fa::Target t;
+  t.name = "ck_instances";
+  t.type = "OBJECT_LIBRARY";
+  t.json_file = "/b/target-ck.json";
+  t.sources = {{"/src/a.cpp", false, 0}, {"/src/b.cpp", false, 1}, {"/src/c.cpp", false, 0}};
+  t.compile_groups = {
+      {"HIP", {"-O3", "-mllvm -greedy-reverse-local-assignment=1"}, {}, {}, "17", {0, 2}},
+      {"HIP",
+       {"-O3", "-mllvm -greedy-reverse-local-assignment=1",
+        "-mllvm -amdgpu-coerce-illegal-types=1"},
+       {},
+       {},
+       "17",
+       {1}}};
+  fa::Configuration config;
+  config.name = "Release";
+  config.targets = {t};
+  model.configurations = {config};
+  model.compilers = {{"HIP", "/opt/rocm/bin/hipcc", "Clang", "17"}};
+  CHECK_THROWS_WITH(
+      fa::select(model, {"ck_instances", {}, "", ""}),
+      "/b/target-ck.json: target 'ck_instances' compiles its HIP sources in 2 groups with "
+      "different flags: group 1 (/src/a.cpp and 1 more): -O3 -mllvm "
+      "-greedy-reverse-local-assignment=1; group 2 (/src/b.cpp): -O3 -mllvm "
+      "-greedy-reverse-local-assignment=1 -mllvm -amdgpu-coerce-illegal-types=1; give --source "
+      "with the kernel source whose flags the family should compile with");
+  fa::Imported b = fa::select(model, {"", "/src/b.cpp", "", ""});
+  CHECK(b.fragments.size() == 3);
+  CHECK(b.language == "CXX");
+  CHECK(b.compiler == "/opt/rocm/bin/hipcc");
+  CHECK(b.notes.back() ==
+        "the tree compiles HIP with /opt/rocm/bin/hipcc, which CMake's HIP language refuses: the "
+        "family compiles its instances as CXX with it (configure the consumer with "
+        "-DCMAKE_CXX_COMPILER=/opt/rocm/bin/hipcc)");
+  // The pairs stay whole and in order: one SHELL: group that CMake cannot de-duplicate.
+  CHECK(fa::render_cmake(b).find(
+            "\"$<$<COMPILE_LANGUAGE:CXX>:SHELL:-O3 -mllvm -greedy-reverse-local-assignment=1 "
+            "-mllvm -amdgpu-coerce-illegal-types=1>\"") != std::string::npos);
+  t.compile_groups[1].fragments = t.compile_groups[0].fragments; // the same flags: one choice
+  model.configurations[0].targets = {t};
+  CHECK(fa::select(model, {"ck_instances", {}, "", ""}).language == "CXX");
+}
+
 TEST_SUITE_END();
