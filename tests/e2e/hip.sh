@@ -3,7 +3,8 @@
 # instance TUs compile through kopt launch-compile + ccache for both targets, the harness links
 # and runs its host side, and a fresh build folder is all ccache hits. Nothing runs on an AMD
 # GPU here (there is none); see docs/AMD.md. CMake's HIP language is tried too and reported,
-# and a tree of its own that uses it (with docs/AMD.md's settings) is built and imported.
+# and a tree of its own that uses it (with docs/AMD.md's settings; Composable Kernel's shape: -mllvm pairs from
+# a folder, an INTERFACE target and one source, so two compile groups) is built and imported.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -86,24 +87,43 @@ if [ "$hiplang" = "." ] || [ -z "$clang" ]; then
 fi
 mkdir -p "$rocm/lib" "$WORK/hiptree"
 ln -s "$hiplang" "$rocm/lib/cmake"
+# Composable Kernel's shape in CMake's HIP language: -mllvm pairs from a folder's SHELL: option,
+# an INTERFACE target's SHELL: list (beside hip-lang's own pairs) and one source's own pair.
 cat >"$WORK/hiptree/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.21)
 project(hiptree LANGUAGES CXX HIP)
-add_library(hipk STATIC k.hip)
+add_compile_options("SHELL: -mllvm -inline-threshold=500")
+add_library(ck_flags INTERFACE)
+target_compile_options(ck_flags INTERFACE "SHELL: -mllvm -unroll-threshold=150 -mllvm -unroll-count=2")
+add_library(hipk STATIC k.hip k2.hip)
+target_link_libraries(hipk PRIVATE ck_flags)
+set_source_files_properties(k2.hip PROPERTIES COMPILE_OPTIONS "-mllvm;-unroll-max-count=4")
 CMAKE
-echo '#include <hip/hip_runtime.h>
-__global__ void k(float* x) { x[0] = 1; }' >"$WORK/hiptree/k.hip"
+for k in k k2; do
+  echo "#include <hip/hip_runtime.h>
+__global__ void $k(float* x) { x[0] = 1; }" >"$WORK/hiptree/$k.hip"
+done
+hip_args=(-DCMAKE_HIP_COMPILER="$clang" -DCMAKE_HIP_COMPILER_ROCM_ROOT="$rocm"
+  "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
 CMAKE_PREFIX_PATH=$hiplang cmake -S "$WORK/hiptree" -B "$WORK/hipb" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_HIP_COMPILER="$clang" -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_HIP_COMPILER_ROCM_ROOT="$rocm" \
-  "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" \
+  -DCMAKE_HIP_ARCHITECTURES=gfx90a -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${hip_args[@]}" \
   >"$WORK/hiptree.log" 2>&1 || { cat "$WORK/hiptree.log"; fail "configure a HIP-language tree"; }
 cmake --build "$WORK/hipb" >>"$WORK/hiptree.log" 2>&1 || { cat "$WORK/hiptree.log"; fail "build the HIP-language tree"; }
-"$KOPT" import --json --build-dir "$WORK/hipb" --target hipk --out "$WORK/hipk.cmake" >"$WORK/hipk.json" ||
+if "$KOPT" import --build-dir "$WORK/hipb" --target hipk --out "$WORK/hipk.cmake" 2>"$WORK/hipk.err"; then
+  fail "import --target hipk chose one of its two compile groups"
+fi
+grep -q "target 'hipk' compiles its HIP sources in 2 groups with different flags" "$WORK/hipk.err" ||
+  { cat "$WORK/hipk.err"; fail "the groups of hipk are not listed"; }
+"$KOPT" import --json --build-dir "$WORK/hipb" --source "$WORK/hiptree/k2.hip" --out "$WORK/hipk.cmake" >"$WORK/hipk.json" ||
   fail "import the HIP-language tree"
 python3 - "$WORK/hipk.json" <<'PY' || fail "the HIP import"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["language"] == "HIP" and j["rule_args"] == ["-x", "hip"], (j["language"], j["rule_args"])
 assert "--offload-arch=gfx90a" in j["flags"] and "-std=gnu++17" in j["flags"], j["flags"]
+# Every -mllvm pair whole, in the tree's order: the folder's, hip-lang's, the INTERFACE's, k2's own.
+pairs = [j["flags"][i + 1] for i, f in enumerate(j["flags"]) if f == "-mllvm"]
+assert pairs == ["-inline-threshold=500", "-amdgpu-early-inline-all=true", "-amdgpu-function-calls=false",
+                 "-unroll-threshold=150", "-unroll-count=2", "-unroll-max-count=4"], j["flags"]
 print("HIP language tree imported:", " ".join(j["flags"]))
 PY
