@@ -208,6 +208,10 @@ macro(_kopt_imported_scope)
   set_property(DIRECTORY PROPERTY COMPILE_OPTIONS "")
   set_property(DIRECTORY PROPERTY COMPILE_DEFINITIONS "")
   set_property(DIRECTORY PROPERTY INCLUDE_DIRECTORIES "")
+  # CMake links every HIP target to hip-lang::device, whose -mllvm pairs, define and include
+  # folders the tree's line holds already, in the tree's order: not a second time, first.
+  set(CMAKE_HIP_RUNTIME_LIBRARIES_SHARED "")
+  set(CMAKE_HIP_RUNTIME_LIBRARIES_STATIC "")
   foreach(_kopt_id IN LISTS import_compiled)
     set(_kopt_target ${p}candidate_${_kopt_id}_instances)
     set(_kopt_sources ${KOPT_${name}_${_kopt_id}_SOURCES})
@@ -239,7 +243,11 @@ macro(_kopt_imported_scope)
                             CUDA_SEPARABLE_COMPILATION ${KOPT_IMPORTED_SEPARABLE})
     endif()
     if(KOPT_IMPORTED_LANGUAGE STREQUAL "HIP")
-      set_target_properties(${_kopt_target} PROPERTIES HIP_ARCHITECTURES OFF)
+      # CMake gives a HIP target a -std of its own unless the one asked for is the compiler's
+      # default (CMP0128): asking for that default adds none beside the tree's -std fragment.
+      set_target_properties(${_kopt_target} PROPERTIES HIP_ARCHITECTURES OFF
+        HIP_STANDARD "${CMAKE_HIP_STANDARD_COMPUTED_DEFAULT}"
+        HIP_EXTENSIONS "${CMAKE_HIP_EXTENSIONS_COMPUTED_DEFAULT}")
     endif()
     set_target_properties(${_kopt_target} PROPERTIES JOB_POOL_COMPILE ${pool}
       CXX_COMPILER_LAUNCHER "${launcher_${_kopt_id}}"

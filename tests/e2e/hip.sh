@@ -4,7 +4,8 @@
 # and runs its host side, and a fresh build folder is all ccache hits. Nothing runs on an AMD
 # GPU here (there is none); see docs/AMD.md. CMake's HIP language is tried too and reported,
 # and a tree of its own that uses it (with docs/AMD.md's settings; Composable Kernel's shape: -mllvm pairs from
-# a folder, an INTERFACE target and one source, so two compile groups) is built and imported.
+# a folder, an INTERFACE target and one source, so two compile groups) is built and imported; a
+# HIP-language consumer's instance TU line equals the tree's, item by item, and compiles.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -127,3 +128,44 @@ assert pairs == ["-inline-threshold=500", "-amdgpu-early-inline-all=true", "-amd
                  "-unroll-threshold=150", "-unroll-count=2", "-unroll-max-count=4"], j["flags"]
 print("HIP language tree imported:", " ".join(j["flags"]))
 PY
+
+echo "--- a HIP-language consumer: its instance TU line is the tree's line of k2.hip, pairs whole"
+mkdir -p "$WORK/hipfam" "$WORK/hipconsumer"
+cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$WORK/hipfam/host_gemm"
+rm -rf "$WORK/hipfam/host_gemm/candidates/"0[23] "$WORK/hipfam/host_gemm/agent"
+cat >"$WORK/hipconsumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(hipconsumer LANGUAGES CXX HIP)
+find_package(KernelOpt REQUIRED)
+kopt_add_family(host_gemm SPEC $WORK/hipfam/host_gemm/family.json IMPORTED $WORK/hipk.cmake)
+CMAKE
+CMAKE_PREFIX_PATH=$hiplang cmake -S "$WORK/hipconsumer" -B "$WORK/hipcb" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" -DKOPT_USE_CCACHE=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${hip_args[@]}" \
+  >"$WORK/hipconsumer.log" 2>&1 || { cat "$WORK/hipconsumer.log"; fail "configure the HIP-language consumer"; }
+python3 - "$WORK/hipb" "$WORK/hipcb" "$WORK/hiptree/k2.hip" <<'PY' || fail "the HIP instance TU line"
+import json, os, shlex, sys
+tree_b, cons_b, src = sys.argv[1:4]
+def items(entry, src, own=None):
+    args, out, i = shlex.split(entry["command"]), [], 1
+    while i < len(args):
+        a = args[i]
+        if a in ("-o", "-MT", "-MF"): i += 2; continue
+        if a in ("-c", "-MD") or os.path.realpath(a) == os.path.realpath(src): i += 1; continue
+        if own and a.startswith("-I") and os.path.realpath(a[2:]).startswith(own): i += 1; continue
+        out.append(a); i += 1
+    return args[0], out
+tree = [e for e in json.load(open(f"{tree_b}/compile_commands.json")) if e["file"].endswith("/k2.hip")]
+mine = sorted((e for e in json.load(open(f"{cons_b}/compile_commands.json"))
+               if "/instances/" in e["file"] and "/01/" in e["file"]), key=lambda e: e["file"])
+assert len(tree) == 1 and mine, (len(tree), len(mine))
+own = os.path.realpath(f"{cons_b}/kopt/host_gemm")
+(tc, t), (mc, m) = items(tree[0], src), items(mine[0], mine[0]["file"], own)
+assert os.path.realpath(tc) == os.path.realpath(mc), (tc, mc)
+diff = sum(a != b for a, b in zip(t, m)) + abs(len(t) - len(m))
+assert diff == 0, f"{diff} differences:\n tree     {t}\n instance {m}"
+assert t.count("-mllvm") == 6, t
+print(f"ok: the HIP instance TU line equals the tree's, {len(t)} items: {' '.join(t)}")
+PY
+cmake --build "$WORK/hipcb" --target candidate_01_instances >"$WORK/hipcb.log" 2>&1 ||
+  { tail -30 "$WORK/hipcb.log"; fail "compile the HIP-language consumer's instance TUs"; }
+echo "the HIP-language consumer's instance TUs of 01 compile"
