@@ -217,6 +217,14 @@ std::map<std::string, std::string> CandidateSet::files(const spec::Family &famil
   return files;
 }
 
+void write_files(const std::filesystem::path &root,
+                 const std::map<std::string, std::string> &files) {
+  for (const auto &[rel, bytes] : files) {
+    std::filesystem::create_directories((root / rel).parent_path());
+    util::write_file_atomic(root / rel, bytes);
+  }
+}
+
 std::string content_hash_of_files(const spec::Family &family,
                                   const std::map<std::string, std::string> &files) {
   std::map<std::string, std::string> sources;

@@ -76,6 +76,11 @@ std::string content_hash_of(const spec::Family &family,
                             const std::map<std::string, std::string> &sources,
                             const std::map<std::string, std::string> &instance_templates);
 
+/// Writes `files` (relative path -> bytes, as CandidateSet::files gives them) under `root`, each
+/// atomically, making the folders they need.
+void write_files(const std::filesystem::path &root,
+                 const std::map<std::string, std::string> &files);
+
 /// content_hash_of for files() as a candidate folder's chain would resolve them:
 /// `instances/<name>.in` are instance templates, the rest sources.
 std::string content_hash_of_files(const spec::Family &family,

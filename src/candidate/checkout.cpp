@@ -19,13 +19,6 @@ bool empty_or_missing(const fs::path &dir) {
   return !fs::exists(dir, ec) || (fs::is_directory(dir, ec) && fs::is_empty(dir, ec));
 }
 
-void write_files(const fs::path &root, const std::map<std::string, std::string> &files) {
-  for (const auto &[rel, bytes] : files) {
-    fs::create_directories((root / rel).parent_path());
-    util::write_file_atomic(root / rel, bytes);
-  }
-}
-
 std::vector<std::string> names_of(const std::map<std::string, std::string> &files) {
   std::vector<std::string> names;
   for (const auto &[rel, bytes] : files) {
@@ -79,13 +72,12 @@ Checkout checkout_folder(const spec::Family &family, const CandidateSet &candida
   }
   fs::create_directories(dir);
   write_files(dir, files);
-  util::write_file_atomic(
-      dir / kCheckoutMarker,
-      util::dump_json(nlohmann::ordered_json{{"family", family.name},
-                                             {"candidate", id},
-                                             {"hash", candidates.content_hash(family, id)}}) +
-          "\n");
-  return {dir, dir, "", names_of(files)};
+  std::string hash = candidates.content_hash(family, id);
+  util::write_file_atomic(dir / kCheckoutMarker,
+                          util::dump_json(nlohmann::ordered_json{
+                              {"family", family.name}, {"candidate", id}, {"hash", hash}}) +
+                              "\n");
+  return {dir, dir, "", names_of(files), hash};
 }
 
 Checkout checkout_worktree(const spec::Family &family, const CandidateSet &candidates,
@@ -128,7 +120,7 @@ Checkout checkout_worktree(const spec::Family &family, const CandidateSet &candi
                what);
   std::string commit =
       std::string(util::trim(git_or_throw(runner, dir, {"rev-parse", "HEAD"}, what)));
-  return {dir, family_dir, commit, names_of(files)};
+  return {dir, family_dir, commit, names_of(files), hash};
 }
 
 std::string checked_out(const spec::Family &family, ChangeKind kind, const fs::path &dir,

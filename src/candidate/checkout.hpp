@@ -17,6 +17,7 @@ struct Checkout {
   std::filesystem::path family_dir; ///< the family's files inside it
   std::string commit;               ///< the worktree's commit that holds them; "" for a folder
   std::vector<std::string> files;   ///< family-relative paths
+  std::string hash;                 ///< the candidate's content hash
 };
 
 /// How checkout treats a folder or worktree that exists.

@@ -40,6 +40,14 @@ NewRequest request_of(const spec::CandidateSpec &spec, const std::string &base) 
 
 } // namespace
 
+std::vector<std::string> LandPlan::rebased_ids() const {
+  std::vector<std::string> ids;
+  for (const auto &[id, files] : rebased) {
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
                    const std::string &id, const std::set<std::string> &settled,
                    bool drop_unrecorded) {

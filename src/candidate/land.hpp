@@ -21,6 +21,9 @@ struct LandPlan {
   /// Candidates that stay, each with the files its folder holds after (whole copies of the files
   /// that differ from the landed ones) and the base it gets (the landed id).
   std::map<std::string, std::map<std::string, std::string>> rebased;
+
+  /// The ids of `rebased`, in order.
+  std::vector<std::string> rebased_ids() const;
 };
 
 /// Plans landing candidate `id`: its files become the family folder's, its folder keeps only

@@ -106,10 +106,7 @@ std::map<std::string, std::string> apply(const std::map<std::string, std::string
   TempFolder temp("kopt-new");
   const fs::path &tmp = temp.path();
   fs::path work = tmp / "w";
-  for (const auto &[name, bytes] : files) {
-    fs::create_directories((work / name).parent_path());
-    util::write_file_atomic(work / name, bytes);
-  }
+  write_files(work, files);
   fs::create_directories(work);
   util::write_file_atomic(tmp / "change.patch", patch);
   // A repository of its own, so that git applies relative to this folder and nowhere else.
@@ -200,10 +197,7 @@ void write_candidate_folder(const fs::path &dir, const NewRequest &request,
     j["proposal"] = request.proposal;
   }
   util::write_file_atomic(staging / "candidate.json", util::dump_json(j) + "\n");
-  for (const auto &[rel, bytes] : changed) {
-    fs::create_directories((staging / rel).parent_path());
-    util::write_file_atomic(staging / rel, bytes);
-  }
+  write_files(staging, changed);
   // The folder appears whole (hidden folders are not candidates until the rename).
   fs::path old = parent / (".old-" + request.id + "-" + std::to_string(::getpid()));
   if (fs::exists(dir)) {

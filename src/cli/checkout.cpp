@@ -51,7 +51,7 @@ Handler setup_checkout(CLI::App &app) {
                                          existing)
             : candidate::checkout_worktree(loaded.family, loaded.candidates, id, options->worktree,
                                            runner, existing);
-    std::string hash = loaded.candidates.content_hash(loaded.family, id);
+    const std::string &hash = made.hash;
     std::string from = options->worktree.empty() ? "--from-dir " + options->dir
                                                  : "--from-worktree " + options->worktree;
     if (context.json) {

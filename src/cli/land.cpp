@@ -44,11 +44,7 @@ std::string commit_message(const LoadedFamily &loaded, const candidate::LandPlan
             "folder>/candidates/<id>/...), their verdicts in the ledger.\n";
   }
   if (!plan.rebased.empty()) {
-    std::vector<std::string> ids;
-    for (const auto &[id, files] : plan.rebased) {
-      ids.push_back(id);
-    }
-    text += "Rebased onto them, content unchanged: " + util::join(ids, ", ") + ".\n";
+    text += "Rebased onto them, content unchanged: " + util::join(plan.rebased_ids(), ", ") + ".\n";
   }
   return text;
 }
@@ -64,9 +60,8 @@ struct Landed {
 };
 
 // The candidate to land and the settled ones: BEST and the ledger's, or --id without a ledger.
-std::string landed_id(LoadedFamily &loaded, const LandOptions &options,
+std::string landed_id(LoadedFamily &loaded, const LandOptions &options, const ledger::Files &files,
                       const std::optional<ledger::State> &state, std::set<std::string> &settled) {
-  ledger::Files files{loaded.layout.ledger};
   if (!state) {
     if (options.id.empty()) {
       throw Error("land: " + files.state().string() + ": no ledger yet, so no BEST: give --id " +
@@ -87,7 +82,7 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
   ledger::Files files{loaded.layout.ledger};
   std::optional<ledger::State> state = ledger::read_state(files);
   std::set<std::string> settled;
-  std::string id = landed_id(loaded, options, state, settled);
+  std::string id = landed_id(loaded, options, files, state, settled);
   Landed out;
   out.plan =
       candidate::plan_land(loaded.family, loaded.candidates, id, settled, options.drop_unrecorded);
@@ -111,10 +106,7 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
     candidate::apply_land(loaded.family, loaded.candidates, plan);
   };
   if (state) {
-    ledger::Landing landing{id, plan.hash, plan.removed, {}};
-    for (const auto &[other, kept] : plan.rebased) {
-      landing.rebased.push_back(other);
-    }
+    ledger::Landing landing{id, plan.hash, plan.removed, plan.rebased_ids()};
     out.message = ledger::land(files, landing, write).message;
     out.recorded = true;
   } else {
@@ -130,10 +122,6 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
 
 void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &context) {
   const candidate::LandPlan &plan = landed.plan;
-  std::vector<std::string> rebased;
-  for (const auto &[other, kept] : plan.rebased) {
-    rebased.push_back(other);
-  }
   if (context.json) {
     std::vector<std::string> patches;
     for (const auto &p : landed.patches) {
@@ -142,13 +130,16 @@ void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &con
     auto or_null = [](const std::string &text) {
       return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
     };
-    context.out
-        << nlohmann::ordered_json{{"candidate", plan.id},    {"hash", plan.hash},
-                                  {"written", plan.written}, {"removed", plan.removed},
-                                  {"rebased", rebased},      {"recorded", landed.recorded},
-                                  {"patches", patches},      {"commit", or_null(landed.commit)}}
-               .dump(2)
-        << "\n";
+    context.out << nlohmann::ordered_json{{"candidate", plan.id},
+                                          {"hash", plan.hash},
+                                          {"written", plan.written},
+                                          {"removed", plan.removed},
+                                          {"rebased", plan.rebased_ids()},
+                                          {"recorded", landed.recorded},
+                                          {"patches", patches},
+                                          {"commit", or_null(landed.commit)}}
+                       .dump(2)
+                << "\n";
     return;
   }
   context.out << landed.message << "\nwrote "

@@ -14,11 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A path of an entry: relative ones are the entry's directory's.
 std::string normal(const fs::path &path, const fs::path &dir) {
-  fs::path p = path.is_absolute() ? path : dir / path;
-  std::error_code ec;
-  fs::path c = fs::weakly_canonical(p, ec);
-  return (ec ? p : c).lexically_normal().string();
+  return normal_path(path.is_absolute() ? path : dir / path);
 }
 
 // A compiler named bare ("hipcc", "g++"): the first one on PATH, as the build ran it.

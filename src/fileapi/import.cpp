@@ -90,12 +90,6 @@ void pick_baseline(Imported &out, const std::string &wanted) {
   }
 }
 
-std::string normal_path(const fs::path &path) {
-  std::error_code ec;
-  fs::path c = fs::weakly_canonical(fs::absolute(path), ec);
-  return (ec ? fs::absolute(path) : c).lexically_normal().string();
-}
-
 // The kernel language of a target picked by name: the GPU language when it has one.
 const CompileGroup *pick_group(const Target &t, const std::string &language) {
   std::vector<std::string> order = language.empty()
@@ -228,6 +222,12 @@ Picked pick_by_target(const CodeModel &model, const Configuration &config,
 }
 
 } // namespace
+
+std::string normal_path(const fs::path &path) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(fs::absolute(path), ec);
+  return (ec ? fs::absolute(path) : c).lexically_normal().string();
+}
 
 std::vector<std::string> split_fragment(const std::string &fragment) {
   std::vector<std::string> out;

@@ -50,6 +50,9 @@ struct Imported {
 /// CMake's HIP language refuses) is imported as CXX with hipcc as the C++ compiler.
 Imported select(const CodeModel &model, const ImportRequest &request);
 
+/// A path as the tree's files are compared: absolute, links resolved where they exist, normal.
+std::string normal_path(const std::filesystem::path &path);
+
 /// Splits a command fragment into arguments the way a POSIX shell does (quotes, backslashes).
 std::vector<std::string> split_fragment(const std::string &fragment);
 
