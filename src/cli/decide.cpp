@@ -27,6 +27,7 @@ struct DecideOptions {
   bool allow_mixed_timers = false;
   bool allow_mixed_builds = false;
   bool weight_by_count = false;
+  std::string weighting;
 };
 
 } // namespace
@@ -59,7 +60,14 @@ Handler setup_decide(CLI::App &app) {
                "compare BEST and candidate whose instances were compiled with different flags "
                "(measurement.json's build); the verdict says so");
   app.add_flag("--weight-by-count", options->weight_by_count,
-               "weigh each config by the configs file's count column (kopt capture merge)");
+               "weigh each config by the configs file's count column (kopt capture merge); "
+               "the same as --weighting count");
+  app.add_option("--weighting", options->weighting,
+                 "what the verdict is judged on: equal (each config alike), count (geomeans "
+                 "weighted by the count column) or traffic (each class's kernel time under the "
+                 "application's calls, count x time); default: family.json's keep.weighting")
+      ->check(CLI::IsMember({"equal", "count", "traffic"}))
+      ->excludes("--weight-by-count");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     const candidate::Candidate &candidate = loaded.candidates.get(options->candidate);
@@ -78,15 +86,21 @@ Handler setup_decide(CLI::App &app) {
         options->allow_mixed_timers ? decide::MixedTimers::allow : decide::MixedTimers::refuse;
     thresholds.mixed_builds =
         options->allow_mixed_builds ? decide::MixedBuilds::allow : decide::MixedBuilds::refuse;
-    thresholds.weighting =
-        options->weight_by_count ? decide::Weighting::count : decide::Weighting::equal;
+    if (options->weight_by_count || options->weighting == "count") {
+      thresholds.weighting = decide::Weighting::count;
+    } else if (options->weighting == "traffic") {
+      thresholds.weighting = decide::Weighting::traffic;
+    } else if (options->weighting == "equal") {
+      thresholds.weighting = decide::Weighting::equal;
+    }
     decide::Decision decision = round::decide_candidate(loaded, id, best, thresholds);
     if (context.json) {
       context.out << util::dump_json(decide::to_json(decision)) << "\n";
     } else {
       context.out << "candidate " << id << " vs BEST " << best.id << " (target " << decision.target
                   << ")\n"
-                  << decide::format_table(decision) << decide::format_verdict(decision);
+                  << decide::format_table(decision) << decide::format_traffic(decision)
+                  << decide::format_verdict(decision);
     }
     return decision.verdict == decide::Verdict::keep ? 0 : 1;
   };

@@ -124,10 +124,11 @@ ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
 }
 
 // The paired noise rule: beyond the threshold at once; within it only when the interval
-// excludes zero now and excluded it on the same side in the previous measurement. `again` is
-// this same measurement decided before: what that decision confirmed stays confirmed.
-void paired_state(ClassRow &row, double threshold, const Decision *previous,
-                  const Decision *again) {
+// excludes zero now and excluded it on the same side in the previous measurement's rows. `again`
+// holds the rows of this same measurement decided before: what that decision confirmed stays
+// confirmed.
+void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous,
+                  const std::vector<ClassRow> *again) {
   if (row.high < -threshold || row.low > threshold) {
     row.state = row.high < 0 ? State::better : State::worse;
     return;
@@ -136,11 +137,11 @@ void paired_state(ClassRow &row, double threshold, const Decision *previous,
     return;
   }
   bool faster = row.high < 0;
-  for (const Decision *earlier : {previous, again}) {
+  for (const std::vector<ClassRow> *earlier : {previous, again}) {
     if (!earlier) {
       continue;
     }
-    for (const ClassRow &seen : earlier->classes) {
+    for (const ClassRow &seen : *earlier) {
       bool confirms = earlier == previous || seen.repeated;
       if (confirms && seen.config_class == row.config_class && seen.excludes_zero() &&
           (seen.high < 0) == faster) {
@@ -153,6 +154,43 @@ void paired_state(ClassRow &row, double threshold, const Decision *previous,
   row.pending = true;
 }
 
+// A traffic row's times: per round (or once, `rounds` 0) the sums of count x median time of
+// BEST and of the candidate; the change is that of the sum, its interval over the rounds.
+ClassRow compare_traffic(const std::string &name, const std::vector<Pair> &pairs,
+                         const std::vector<double> &counts, size_t rounds, double confidence) {
+  ClassRow row;
+  row.config_class = name;
+  row.configs = static_cast<int>(pairs.size());
+  if (rounds == 0) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      row.best_us += counts[i] * pairs[i].first->us;
+      row.candidate_us += counts[i] * pairs[i].second->us;
+    }
+    row.ratio = row.candidate_us / row.best_us;
+    row.change = row.ratio - 1;
+    return row;
+  }
+  std::vector<double> per_round(rounds, 0);
+  for (size_t k = 0; k < rounds; ++k) {
+    double b = 0;
+    double c = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      b += counts[i] * util::median(pairs[i].first->rounds[k]);
+      c += counts[i] * util::median(pairs[i].second->rounds[k]);
+    }
+    row.best_us += b / static_cast<double>(rounds);
+    row.candidate_us += c / static_cast<double>(rounds);
+    per_round[k] = std::log(c / b);
+  }
+  Interval interval = t_interval(per_round, confidence);
+  row.ratio = std::exp(interval.mean);
+  row.change = row.ratio - 1;
+  row.has_interval = true;
+  row.low = std::exp(interval.low) - 1;
+  row.high = std::exp(interval.high) - 1;
+  return row;
+}
+
 std::string changes(const std::vector<const ClassRow *> &rows) {
   std::vector<std::string> parts;
   for (const ClassRow *row : rows) {
@@ -163,12 +201,15 @@ std::string changes(const std::vector<const ClassRow *> &rows) {
 
 void judge(Decision &d, const Measurement &candidate) {
   const Options &o = d.options;
+  const std::vector<ClassRow> &rows = d.judged_classes();
+  const ClassRow &overall =
+      d.options.weighting == Weighting::traffic ? d.traffic->overall : *d.overall;
   std::vector<const ClassRow *> better;
   std::vector<const ClassRow *> worse;
   std::vector<const ClassRow *> beyond; // worse by more than max_regression
   const ClassRow *target = nullptr;
   std::vector<std::string> improved; // d.winning, for a split only
-  for (const ClassRow &row : d.classes) {
+  for (const ClassRow &row : rows) {
     if (row.config_class == d.target) {
       target = &row;
     }
@@ -185,10 +226,9 @@ void judge(Decision &d, const Measurement &candidate) {
   bool global = d.target == "global";
   std::string limit = percent(o.max_regression);
 
-  if (global && better.size() == d.classes.size()) {
+  if (global && better.size() == rows.size()) {
     d.verdict = Verdict::keep;
-    d.reason =
-        "every class improved beyond noise (overall " + format_change(d.overall->change) + ")";
+    d.reason = "every class improved beyond noise (overall " + format_change(overall.change) + ")";
     return;
   }
   if (!global && target->state == State::better && beyond.empty()) {
@@ -229,7 +269,7 @@ void judge(Decision &d, const Measurement &candidate) {
   d.verdict = Verdict::tie;
   if (global && !better.empty()) {
     std::vector<const ClassRow *> rest;
-    for (const ClassRow &row : d.classes) {
+    for (const ClassRow &row : rows) {
       if (row.state != State::better) {
         rest.push_back(&row);
       }
@@ -237,7 +277,7 @@ void judge(Decision &d, const Measurement &candidate) {
     d.reason = "target global needs every class to improve; improved: " + changes(better) +
                "; not: " + changes(rest);
   } else if (global) {
-    d.reason = "no class changed beyond noise (overall " + format_change(d.overall->change) + ")";
+    d.reason = "no class changed beyond noise (overall " + format_change(overall.change) + ")";
   } else {
     d.reason = "target " + d.target + " within noise (" + format_change(target->change) + ")";
     if (!better.empty()) {
@@ -430,18 +470,10 @@ std::string not_comparable(const Pairing &p, const Options &options, const Measu
   return "";
 }
 
-// With count weighting, each config weighs as often as production called its shape: returns
-// the count column's index, -1 for equal weights, or nothing when the configs have no count.
-std::optional<std::ptrdiff_t> count_column_of(const std::vector<std::string> &columns,
-                                              const Options &options) {
-  if (options.weighting != Weighting::count) {
-    return -1;
-  }
+// The configs file's count column (calls per shape from kopt capture merge): its index, or -1.
+std::ptrdiff_t count_column_of(const std::vector<std::string> &columns) {
   auto it = std::find(columns.begin(), columns.end(), "count");
-  if (it == columns.end()) {
-    return std::nullopt;
-  }
-  return it - columns.begin();
+  return it == columns.end() ? -1 : it - columns.begin();
 }
 
 // Side by side: the candidate's measurement names this BEST measurement as its partner, and
@@ -454,15 +486,21 @@ size_t side_by_side_rounds(const Measurement &best, const Measurement &candidate
   return side_by_side ? rounds : 0;
 }
 
-// The pairs by BEST's config class, in the order classes first appear, with their weights.
+// The pairs by BEST's config class, in the order classes first appear, with their counts.
 struct Classes {
   std::vector<std::string> order;
   std::map<std::string, std::vector<Pair>> pairs;
-  std::map<std::string, std::vector<double>> weights; ///< empty without count weighting
-  std::vector<double> all_weights;
+  std::map<std::string, std::vector<double>> counts; ///< empty without a count column
+  std::vector<double> all_counts;
+  bool weigh_by_count = false; ///< the geomeans weigh configs by count (Weighting::count)
+
+  /// A class's geomean weights: its counts under count weighting, else none (all equal).
+  std::vector<double> weights(const std::string &name) {
+    return weigh_by_count ? counts[name] : std::vector<double>{};
+  }
 };
 
-// Groups `pairs` by class, weighing each by its `count_column` value (when not -1). Returns why a
+// Groups `pairs` by class, with each one's `count_column` value (when not -1). Returns why a
 // count is unusable, or "".
 std::string group_by_class(const std::vector<Pair> &pairs, const std::vector<std::string> &columns,
                            std::ptrdiff_t count_column, Classes &classes) {
@@ -478,20 +516,20 @@ std::string group_by_class(const std::vector<Pair> &pairs, const std::vector<std
         return "config " + config_label(columns, b->values) + ": count must be positive, got " +
                text;
       }
-      classes.weights[b->config_class].push_back(w);
-      classes.all_weights.push_back(w);
+      classes.counts[b->config_class].push_back(w);
+      classes.all_counts.push_back(w);
     }
   }
   return "";
 }
 
-// The means noise rule: beyond the threshold at once; within it when the previous decision saw
-// the same direction.
-void means_state(ClassRow &row, double threshold, const Decision *previous) {
+// The means noise rule: beyond the threshold at once; within it when the previous decision's
+// rows saw the same direction.
+void means_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous) {
   if (std::abs(row.change) >= threshold) {
     row.state = row.change < 0 ? State::better : State::worse;
   } else if (previous) {
-    for (const ClassRow &seen : previous->classes) {
+    for (const ClassRow &seen : *previous) {
       if (seen.config_class == row.config_class && same_direction(seen.change, row.change)) {
         row.state = row.change < 0 ? State::better : State::worse;
         row.repeated = true;
@@ -500,7 +538,37 @@ void means_state(ClassRow &row, double threshold, const Decision *previous) {
   }
 }
 
-// Each class's row and state, then the overall row; `rounds` 0 compares geomeans only.
+// The earlier rows that may confirm a change within the threshold (see paired_state).
+struct Earlier {
+  const std::vector<ClassRow> *previous = nullptr;
+  const std::vector<ClassRow> *again = nullptr;
+};
+
+// The traffic rows: each class's and the overall kernel time under the application's calls.
+Traffic compare_traffic_classes(Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
+                                const Options &options, const Earlier &earlier) {
+  Traffic t;
+  for (double count : classes.all_counts) {
+    t.calls += count;
+  }
+  auto state = [&](ClassRow &row, const Earlier &e) {
+    rounds ? paired_state(row, options.noise, e.previous, e.again)
+           : means_state(row, options.noise, e.previous);
+  };
+  t.overall = compare_traffic("overall", pairs, classes.all_counts, rounds, options.confidence);
+  state(t.overall, {});
+  for (const std::string &name : classes.order) {
+    ClassRow row = compare_traffic(name, classes.pairs[name], classes.counts[name], rounds,
+                                   options.confidence);
+    row.share = row.best_us / t.overall.best_us;
+    state(row, earlier);
+    t.classes.push_back(row);
+  }
+  return t;
+}
+
+// Each class's row and state, then the overall row, and the traffic rows when the configs carry
+// counts; `rounds` 0 compares geomeans only.
 void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
                      const Request &request) {
   // The previous decision counts only for a new measurement (another date) of the same code
@@ -513,28 +581,42 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
       request.previous->best_hash == d.best_hash) {
     (request.previous->date != d.date ? previous : again) = &*request.previous;
   }
+  auto rows_of = [](const Decision *decision, bool traffic) -> const std::vector<ClassRow> * {
+    if (!decision) {
+      return nullptr;
+    }
+    if (traffic) {
+      return decision->traffic ? &decision->traffic->classes : nullptr;
+    }
+    return &decision->classes;
+  };
   const Options &options = d.options;
   for (const std::string &name : classes.order) {
     if (rounds) {
-      ClassRow row = compare_paired(name, classes.pairs[name], classes.weights[name], rounds,
+      ClassRow row = compare_paired(name, classes.pairs[name], classes.weights(name), rounds,
                                     options.confidence);
-      paired_state(row, options.noise, previous, again);
+      paired_state(row, options.noise, rows_of(previous, false), rows_of(again, false));
       d.classes.push_back(row);
       continue;
     }
-    ClassRow row = compare(name, classes.pairs[name], classes.weights[name]);
-    means_state(row, options.noise, previous);
+    ClassRow row = compare(name, classes.pairs[name], classes.weights(name));
+    means_state(row, options.noise, rows_of(previous, false));
     d.classes.push_back(row);
   }
-  d.overall =
-      rounds ? compare_paired("overall", pairs, classes.all_weights, rounds, options.confidence)
-             : compare("overall", pairs, classes.all_weights);
+  std::vector<double> all_weights =
+      classes.weigh_by_count ? classes.all_counts : std::vector<double>{};
+  d.overall = rounds ? compare_paired("overall", pairs, all_weights, rounds, options.confidence)
+                     : compare("overall", pairs, all_weights);
   // The overall row's own state, by the threshold rule alone: all configs together are no
   // class an earlier measurement confirms, and the verdict is judged on the classes.
   if (rounds) {
     paired_state(*d.overall, options.noise, nullptr, nullptr);
   } else {
     means_state(*d.overall, options.noise, nullptr);
+  }
+  if (!classes.all_counts.empty()) {
+    d.traffic = compare_traffic_classes(classes, pairs, rounds, options,
+                                        {rows_of(previous, true), rows_of(again, true)});
   }
 }
 
@@ -587,11 +669,27 @@ Verdict parse_verdict(const std::string &text, const std::string &where) {
 
 const char *to_string(Method method) { return method == Method::paired ? "paired" : "means"; }
 
+const char *to_string(Weighting weighting) {
+  switch (weighting) {
+  case Weighting::equal:
+    return "equal";
+  case Weighting::count:
+    return "count";
+  case Weighting::traffic:
+    return "traffic";
+  }
+  return "?";
+}
+
+const std::vector<ClassRow> &Decision::judged_classes() const {
+  return options.weighting == Weighting::traffic && traffic ? traffic->classes : classes;
+}
+
 bool Decision::counts_as_regression() const {
   if (verdict != Verdict::regression) {
     return false;
   }
-  for (const ClassRow &row : classes) {
+  for (const ClassRow &row : judged_classes()) {
     if (row.state == State::worse && !row.repeated) {
       return true;
     }
@@ -759,16 +857,18 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
     return failed(d, why);
   }
   const auto &columns = best.config_columns;
-  std::optional<std::ptrdiff_t> count_column = count_column_of(columns, options);
-  if (!count_column) {
-    return failed(d, "weighting by count needs a 'count' column in the configs (columns: " +
+  std::ptrdiff_t count_column = count_column_of(columns);
+  if (count_column < 0 && options.weighting != Weighting::equal) {
+    return failed(d, std::string("weighting by ") + to_string(options.weighting) +
+                         " needs a 'count' column in the configs (columns: " +
                          util::join(columns, ", ") + "); make one with kopt capture merge");
   }
   size_t rounds = side_by_side_rounds(best, candidate);
   d.method = rounds ? Method::paired : Method::means;
   d.rounds = static_cast<int>(rounds);
   Classes classes;
-  if (std::string why = group_by_class(pairing.pairs, columns, *count_column, classes);
+  classes.weigh_by_count = options.weighting == Weighting::count;
+  if (std::string why = group_by_class(pairing.pairs, columns, count_column, classes);
       !why.empty()) {
     return failed(d, why);
   }
@@ -794,6 +894,9 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
                      "events timings (allow them with --allow-harness-time)");
   }
   judge(d, candidate);
+  if (options.weighting == Weighting::traffic) {
+    d.reason += "; judged on the traffic-weighted classes";
+  }
   if (effective_source(best) != effective_source(candidate)) {
     d.reason += "; timers differ (BEST measured by " + effective_source(best) + ", candidate by " +
                 effective_source(candidate) + "), compared as asked";
@@ -895,6 +998,54 @@ std::string format_table(const Decision &d) {
   return text;
 }
 
+std::string format_traffic(const Decision &d) {
+  if (!d.traffic) {
+    return "";
+  }
+  const Traffic &t = *d.traffic;
+  size_t width = std::string("overall").size();
+  for (const ClassRow &row : t.classes) {
+    width = std::max(width, row.config_class.size());
+  }
+  std::string text = "traffic: each config weighs its calls per application run (count, " +
+                     util::format_number(t.calls, 12) + " calls) x its time" +
+                     (d.options.weighting == Weighting::traffic ? "; the verdict's rows" : "") +
+                     "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %7s %12s %12s %9s %s %s\n", static_cast<int>(width),
+                "class", "share", "best us/run", "cand us/run", "change", " interval            ",
+                "state");
+  text += line;
+  auto add = [&](const ClassRow &row, const std::string &state) {
+    std::string interval =
+        row.has_interval ? " [" + format_change(row.low) + ", " + format_change(row.high) + "]"
+                         : "";
+    interval.resize(std::max<size_t>(interval.size(), 21), ' ');
+    std::snprintf(line, sizeof line, "%-*s %6.1f%% %12.1f %12.1f %9s%s  %s",
+                  static_cast<int>(width), row.config_class.c_str(), 100 * row.share, row.best_us,
+                  row.candidate_us, format_change(row.change).c_str(), interval.c_str(),
+                  state.c_str());
+    std::string out = line;
+    while (!out.empty() && out.back() == ' ') {
+      out.pop_back();
+    }
+    text += out + "\n";
+  };
+  for (const ClassRow &row : t.classes) {
+    add(row,
+        std::string(to_string(row.state)) + (row.repeated ? "*" : "") + (row.pending ? "?" : ""));
+  }
+  ClassRow overall = t.overall;
+  overall.share = 1;
+  add(overall, "");
+  text += "the application's kernel time: " + format_change(t.overall.change) +
+          (t.overall.has_interval
+               ? " [" + format_change(t.overall.low) + ", " + format_change(t.overall.high) + "]"
+               : std::string()) +
+          " (" + util::format_number(t.overall.best_us, 6) + " us per run for BEST)\n";
+  return text;
+}
+
 std::string format_verdict(const Decision &d) {
   std::string text = std::string("verdict: ") + to_string(d.verdict) + " (" + d.reason + ")\n";
   if (!d.split_advice.empty()) {
@@ -918,6 +1069,16 @@ nlohmann::json to_json(const Decision &d) {
         {"low", row.has_interval ? nlohmann::json(row.low) : nlohmann::json(nullptr)},
         {"high", row.has_interval ? nlohmann::json(row.high) : nlohmann::json(nullptr)}};
   };
+  nlohmann::json traffic = nullptr;
+  if (d.traffic) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const ClassRow &row : d.traffic->classes) {
+      rows.push_back(row_json(row));
+      rows.back()["share"] = row.share;
+    }
+    traffic = {
+        {"calls", d.traffic->calls}, {"classes", rows}, {"overall", row_json(d.traffic->overall)}};
+  }
   nlohmann::json classes = nlohmann::json::array();
   for (const ClassRow &row : d.classes) {
     classes.push_back(row_json(row));
@@ -949,6 +1110,7 @@ nlohmann::json to_json(const Decision &d) {
           {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
           {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
           {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
+          {"weighting", to_string(d.options.weighting)},
           {"verdict", to_string(d.verdict)},
           {"reason", d.reason},
           {"classes", classes},
@@ -956,6 +1118,7 @@ nlohmann::json to_json(const Decision &d) {
           {"split_advice", d.split_advice},
           {"incorrect", incorrect},
           {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
+          {"traffic", traffic},
           {"identical_to", d.identical_to},
           {"counts_as_regression", d.counts_as_regression()},
           {"notes", d.notes},
@@ -1010,6 +1173,33 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
     row.high = number_in(j, "high", row.low, kMaxNumber, where);
   }
   return row;
+}
+
+Weighting weighting_from_json(const nlohmann::json &j, const std::string &source) {
+  std::string text = util::json_field_or<std::string>(j, "weighting", "equal", source);
+  for (Weighting w : {Weighting::equal, Weighting::count, Weighting::traffic}) {
+    if (text == to_string(w)) {
+      return w;
+    }
+  }
+  throw Error(source + ": weighting: expected one of equal, count, traffic, got '" + text + "'");
+}
+
+Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
+  Traffic t;
+  t.calls = number_in(j, "calls", 0, kMaxNumber, where);
+  auto rows = util::json_field<nlohmann::json>(j, "classes", where);
+  if (!rows.is_array()) {
+    throw Error(where + ": field 'classes' has the wrong type");
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string at = where + ": classes[" + std::to_string(i) + "]";
+    t.classes.push_back(row_from_json(rows[i], at));
+    t.classes.back().share = number_in(rows[i], "share", 0, 1, at);
+  }
+  t.overall =
+      row_from_json(util::json_field<nlohmann::json>(j, "overall", where), where + ": overall");
+  return t;
 }
 
 } // namespace
@@ -1090,6 +1280,12 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   auto overall = util::json_field<nlohmann::json>(j, "overall", source);
   if (!overall.is_null()) {
     d.overall = row_from_json(overall, source + ": overall");
+  }
+  d.options.weighting = weighting_from_json(j, source);
+  // Absent in decisions written before traffic rows existed, null without a count column.
+  auto traffic = util::json_field_or<nlohmann::json>(j, "traffic", nullptr, source);
+  if (!traffic.is_null()) {
+    d.traffic = traffic_from_json(traffic, source + ": traffic");
   }
   return d;
 }

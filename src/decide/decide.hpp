@@ -37,9 +37,13 @@ enum class MixedTimers { refuse, allow };
 /// -O3, say) may be compared.
 enum class MixedBuilds { refuse, allow };
 
-/// How configs weigh in a class's geomean: equally, or by the configs file's `count` column
-/// (call counts from `kopt capture merge`).
-enum class Weighting { equal, count };
+/// What the verdict is judged on: each class's geomean with configs weighing equally, or by the
+/// configs file's `count` column (call counts from `kopt capture merge`); or the traffic rows,
+/// each class's kernel time under the application's calls (count x time).
+enum class Weighting { equal, count, traffic };
+
+/// Returns "equal", "count" or "traffic".
+const char *to_string(Weighting weighting);
 
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {
@@ -74,6 +78,8 @@ struct ClassRow {
   double low = 0;  ///< the change's confidence interval (paired method only)
   double high = 0; ///< (paired method only)
   State state = State::tie;
+  /// Traffic rows only: the class's part of BEST's kernel time per application run (0..1).
+  double share = 0;
   /// Within the threshold and counted: the interval excludes zero here and in the previous
   /// side-by-side measurement of the same code against the same BEST (paired method), or the
   /// previous decision saw the same direction (means method).
@@ -83,6 +89,16 @@ struct ClassRow {
 
   /// True when the interval lies wholly on one side of zero (paired method only).
   bool excludes_zero() const { return has_interval && (high < 0 || low > 0); }
+};
+
+/// The configs weighed by the application's traffic: a config's calls per application run (the
+/// configs file's count) times its time. A row's best_us and candidate_us are the class's kernel
+/// time per run (sum of count x us), its change that of the time the application spends there;
+/// the overall row's change is the predicted change of the application's kernel time.
+struct Traffic {
+  double calls = 0;              ///< the count column's sum: kernel calls per application run
+  std::vector<ClassRow> classes; ///< with share set, in the decision's class order
+  ClassRow overall;
 };
 
 /// One config whose output did not match the golden; `err_known` false: never compared.
@@ -121,12 +137,17 @@ struct Decision {
   std::string split_advice;           ///< empty unless the verdict is split
   std::vector<ConfigError> incorrect; ///< configs whose err is not 0 (verdict incorrect)
   std::optional<ClassRow> overall;    ///< all configs together; absent when nothing compared
+  /// Present when the configs carry a count column and times were compared.
+  std::optional<Traffic> traffic;
   std::string identical_to;       ///< "BEST 01" or "04": the candidate's content equals that one's
   std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
   /// The candidate's counted kernels outside kernel_regex, named in the reason too.
   std::vector<OutsideKernel> outside_regex;
   std::string file; ///< the decision.json it was read from (read_decision), for errors; "" when
                     ///< made in memory. Not serialised.
+
+  /// The rows the verdict was judged on: the traffic rows under Weighting::traffic, else classes.
+  const std::vector<ClassRow> &judged_classes() const;
 
   /// True for a regression that counts against the loop: some class worse beyond the
   /// threshold (a confirmed change within it is a regression verdict but does not count).
@@ -206,6 +227,9 @@ profile::Measurement missing_measurement(const std::string &candidate,
 
 /// Returns the per-class table as fixed-width text, ending with the overall row.
 std::string format_table(const Decision &decision);
+
+/// Returns the traffic rows as fixed-width text ("" without them).
+std::string format_traffic(const Decision &decision);
 
 /// Returns "verdict: <v> (<reason>)", plus the split advice on a second line when there is one.
 std::string format_verdict(const Decision &decision);

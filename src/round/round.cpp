@@ -265,6 +265,8 @@ ordered_json answer(const LoadedFamily &loaded, const std::string &id, const led
       {"rounds", d.rounds},
       {"classes", decision["classes"]},
       {"overall", decision["overall"]},
+      {"weighting", decision["weighting"]},
+      {"traffic", decision["traffic"]},
       {"incorrect", decision["incorrect"]},
       {"winning", d.winning},
       {"split_advice", d.split_advice},

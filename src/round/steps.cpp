@@ -27,6 +27,17 @@ decide::Options keep_options(const spec::Family &family) {
   options.noise = family.keep_threshold;
   options.confidence = family.keep_confidence;
   options.max_regression = family.keep_max_regression;
+  switch (family.keep_weighting) {
+  case spec::KeepWeighting::equal:
+    options.weighting = decide::Weighting::equal;
+    break;
+  case spec::KeepWeighting::count:
+    options.weighting = decide::Weighting::count;
+    break;
+  case spec::KeepWeighting::traffic:
+    options.weighting = decide::Weighting::traffic;
+    break;
+  }
   return options;
 }
 

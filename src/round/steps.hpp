@@ -11,7 +11,8 @@
 
 namespace kopt::round {
 
-/// The keep test's thresholds from family.json (`keep`: threshold, confidence, max_regression).
+/// The keep test's options from family.json (`keep`: threshold, confidence, max_regression,
+/// weighting).
 decide::Options keep_options(const spec::Family &family);
 
 /// The keep test of candidate `id` against `best` from the measurement files in results/<id>/

@@ -28,7 +28,7 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "configs",      "classes",    "harness",
                                                 "kernel_regex", "editable",   "candidates",
                                                 "timeout_s",    "bench",      "compile_budget_s",
-                                                "keep"};
+                                                "keep",         "app"};
 
 using util::is_identifier;
 
@@ -477,7 +477,22 @@ void load_bench(Family &f, const Fields &top) {
 void load_keep(Family &f, const Fields &top) {
   if (top.has("keep")) {
     Fields keep(top.json().at("keep"), top.file(), "keep");
-    keep.reject_unknown({"threshold", "confidence", "max_regression"});
+    keep.reject_unknown({"threshold", "confidence", "max_regression", "weighting"});
+    std::string weighting = keep.string_or("weighting", "equal");
+    if (weighting == "count") {
+      f.keep_weighting = KeepWeighting::count;
+    } else if (weighting == "traffic") {
+      f.keep_weighting = KeepWeighting::traffic;
+    } else if (weighting != "equal") {
+      fail_expected(keep.where("weighting"), "\"equal\", \"count\" or \"traffic\"",
+                    keep.json().at("weighting"));
+    }
+    if (f.keep_weighting != KeepWeighting::equal &&
+        util::read_csv(f.configs).find_column("count") < 0) {
+      throw Error(keep.where("weighting") + ": \"" + weighting +
+                  "\" weighs configs by the configs file's count column, and " +
+                  f.configs.string() + " has none (make one with kopt capture merge)");
+    }
     f.keep_threshold = keep.number_or("threshold", f.keep_threshold);
     f.keep_confidence = keep.number_or("confidence", f.keep_confidence);
     f.keep_max_regression = keep.number_or("max_regression", f.keep_max_regression);
@@ -494,6 +509,52 @@ void load_keep(Family &f, const Fields &top) {
                     keep.json().at("max_regression"));
     }
   }
+}
+
+// app: the application built per candidate (sources), how one run goes (command), and how many
+// side-by-side rounds `kopt app` makes.
+void load_app(Family &f, const Fields &top) {
+  if (!top.has("app")) {
+    return;
+  }
+  Fields app(top.json().at("app"), top.file(), "app");
+  app.reject_unknown({"sources", "command", "rounds", "timeout_s"});
+  App a;
+  std::vector<std::string> sources = app.strings("sources");
+  if (sources.empty()) {
+    fail_expected(app.where("sources"), "at least one source file", app.json().at("sources"));
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string where = app.where("sources") + "[" + std::to_string(i) + "]";
+    check_relative(where, sources[i]);
+    fs::path path = family_path(f.dir, sources[i]);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      throw Error(where + ": file not found: " + util::excerpt(path.string(), 200));
+    }
+    a.sources.push_back(path);
+  }
+  a.command = app.has("command") ? app.strings("command") : std::vector<std::string>{"{exe}"};
+  bool names_exe = false;
+  for (const std::string &word : a.command) {
+    names_exe = names_exe || word.find("{exe}") != std::string::npos;
+  }
+  if (!names_exe) {
+    fail_expected(app.where("command"),
+                  "a command with {exe} (the candidate's variant of the application) in it",
+                  app.json().at("command"));
+  }
+  int64_t rounds = app.integer_or("rounds", a.rounds);
+  if (rounds < 2 || rounds > 1000) {
+    fail_expected(app.where("rounds"), "an integer from 2 to 1000", app.json().at("rounds"));
+  }
+  a.rounds = static_cast<int>(rounds);
+  a.timeout_s = app.number_or("timeout_s", 0);
+  if (!(a.timeout_s >= 0 && a.timeout_s <= 86400)) {
+    fail_expected(app.where("timeout_s"), "seconds from 0 (the family's timeout_s) to 86400",
+                  app.json().at("timeout_s"));
+  }
+  f.app = a;
 }
 
 } // namespace
@@ -534,6 +595,7 @@ Family load_family(const fs::path &file) {
   load_limits(f, top);
   load_bench(f, top);
   load_keep(f, top);
+  load_app(f, top);
   return f;
 }
 

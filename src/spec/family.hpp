@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,21 @@ std::string to_string(Backend backend);
 
 /// Which instances a build compiles: all of them, or only those dispatch can reach.
 enum class Compile { all, dispatch };
+
+/// How the keep test weighs configs: equally, by the configs file's `count` (a geomean weighted
+/// by calls), or by traffic: each config's share of the application's kernel time (count x
+/// BEST's time), the weighted change being that of the application's kernel time.
+enum class KeepWeighting { equal, count, traffic };
+
+/// An application that runs the family's kernels: built once per candidate from its sources and
+/// the candidate's generated ones, run side by side with BEST's variant (`kopt app`).
+struct App {
+  std::vector<std::filesystem::path> sources; ///< in the family folder
+  /// What one run executes: `{exe}` stands for the variant's executable (default: `{exe}`).
+  std::vector<std::string> command;
+  int rounds = 10;      ///< side-by-side rounds: each runs BEST's and the candidate's variant once
+  double timeout_s = 0; ///< one run's limit; 0: the family's timeout_s
+};
 
 /// A parsed and validated family.json (see docs/FORMATS.md). Paths are absolute.
 struct Family {
@@ -73,6 +89,8 @@ struct Family {
   double keep_confidence = defaults::keep_confidence; ///< the confidence of each class's interval
   /// How much worse a non-target class may get and keep.
   double keep_max_regression = defaults::keep_max_regression;
+  KeepWeighting keep_weighting = KeepWeighting::equal; ///< keep.weighting
+  std::optional<App> app;                              ///< "app"; absent: the family names none
 
   /// Returns the instance called `name`, or nullptr.
   const Instance *find_instance(const std::string &name) const;
