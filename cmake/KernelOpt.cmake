@@ -3,8 +3,11 @@
 #
 #   candidate_<id>          the candidate's instances + harness executable
 #   candidate_<id>_bench    builds it, runs `kopt bench` -> <state>/results/<id>/measurement.json
+#   candidate_<id>_app      with family.json "app": builds the application with BEST's kernels and
+#                           with the candidate's (candidate_<id>_application), runs `kopt app`
 #   <name>_report           `kopt report` -> <state>/report.html (figures of what is there)
 #   ctest: candidate_<id>.correctness (LABELS correctness), candidate_<id>.keep (LABELS keep),
+#          candidate_<id>.app (LABELS app, with an application),
 #          with fixtures that build, make the golden and measure whatever a test needs.
 #
 # Reached through find_package(KernelOpt) or add_subdirectory(<kopt source>).
@@ -404,26 +407,46 @@ function(_kopt_link_imported name id target)
 endfunction()
 
 # Candidate `id`'s harness executable, candidate_<id>: its sources regenerated when an input
-# changes, the content hash stamped in when it links, compiled as its backend needs.
+# changes, the content hash stamped in when it links, compiled as its backend needs. With an
+# application (family.json "app"), also its variant candidate_<id>_application.
 function(_kopt_candidate_executable name id)
-  set(dir "${KOPT_${name}_${id}_DIR}")
-  set(target ${p}candidate_${id})
   add_custom_command(
     OUTPUT ${KOPT_${name}_${id}_OUTPUTS}
     COMMAND ${KOPT_EXECUTABLE} gen-instances --spec ${spec} --out-root ${state}/gen
             --candidate ${id}
     DEPENDS ${KOPT_${name}_${id}_INPUTS} ${KOPT_EXECUTABLE}
     COMMENT "kopt: generating candidate ${id} of ${name}" VERBATIM)
+  _kopt_candidate_program(${name} ${id} ${p}candidate_${id} "${KOPT_${name}_HARNESS}" ${state}/bin)
+  if(KOPT_${name}_APP_SOURCES)
+    # The application with this candidate's kernels: built when asked (candidate_<id>_app).
+    _kopt_candidate_program(${name} ${id} ${p}candidate_${id}_application
+                            "${KOPT_${name}_APP_SOURCES}" ${state}/bin/app)
+    set_target_properties(${p}candidate_${id}_application PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
+  set(import_compiled ${import_compiled} PARENT_SCOPE)
+endfunction()
+
+# One program of candidate `id`: `main_sources` (the harness, or the application's) with the
+# candidate's generated sources, named candidate_<id> in `out_dir`.
+function(_kopt_candidate_program name id target main_sources out_dir)
+  set(dir "${KOPT_${name}_${id}_DIR}")
   set(sources ${KOPT_${name}_${id}_SOURCES})
   if(imported)
     # Instance TUs compile in a target of their own with the tree's flags only (see
     # _kopt_imported_scope); the tree's library already holds the baseline's in library mode.
     list(FILTER sources EXCLUDE REGEX "/instances/[^/]*$")
   endif()
-  add_executable(${target} ${KOPT_${name}_HARNESS} ${sources})
+  add_executable(${target} ${main_sources} ${sources})
   target_include_directories(${target} PRIVATE ${dir})
   target_link_libraries(${target} PRIVATE KernelOpt::harness)
+  # The hash slot is kept even in a program that never reads it (an application): kopt reads
+  # which candidate's code a binary holds from it.
+  target_link_options(${target} PRIVATE "LINKER:--undefined=kopt_candidate_hash_slot")
   if(imported)
+    if(NOT target STREQUAL "${p}candidate_${id}")
+      message(FATAL_ERROR "kopt_add_family(${name}): family.json's app is not built for an "
+                          "IMPORTED family yet; measure the application of a family of its own")
+    endif()
     _kopt_link_imported(${name} ${id} ${target})
     set(import_compiled ${import_compiled} PARENT_SCOPE)
   endif()
@@ -444,7 +467,7 @@ function(_kopt_candidate_executable name id)
   endif()
   set_target_properties(${target} PROPERTIES
     CXX_EXTENSIONS OFF
-    RUNTIME_OUTPUT_DIRECTORY ${state}/bin
+    RUNTIME_OUTPUT_DIRECTORY ${out_dir}
     OUTPUT_NAME candidate_${id})
   if(backend STREQUAL "cuda")
     # Instance TUs hold the kernels: nvcc compiles them; registry and dispatch stay
@@ -457,7 +480,7 @@ function(_kopt_candidate_executable name id)
                                                CUDA_EXTENSIONS OFF)
   endif()
   if(backend STREQUAL "hip")
-    _kopt_hip_target(${name} ${target} "${KOPT_${name}_HARNESS};${KOPT_${name}_${id}_SOURCES}")
+    _kopt_hip_target(${name} ${target} "${main_sources};${KOPT_${name}_${id}_SOURCES}")
   endif()
 endfunction()
 
@@ -477,9 +500,13 @@ function(_kopt_candidate_launcher name id)
   else()
     list(APPEND launcher --)
   endif()
-  set_target_properties(${p}candidate_${id} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
-                                                       CUDA_COMPILER_LAUNCHER "${launcher}"
-                                                       HIP_COMPILER_LAUNCHER "${launcher}")
+  foreach(target ${p}candidate_${id} ${p}candidate_${id}_application)
+    if(TARGET ${target})
+      set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${launcher}"
+                                                 CUDA_COMPILER_LAUNCHER "${launcher}"
+                                                 HIP_COMPILER_LAUNCHER "${launcher}")
+    endif()
+  endforeach()
   set(launcher_${id} "${launcher}" PARENT_SCOPE)
 endfunction()
 
@@ -518,6 +545,19 @@ function(_kopt_candidate_tests name id)
     set_tests_properties(${target}.keep PROPERTIES
       LABELS keep
       FIXTURES_REQUIRED "${p}${name}.${id}.measured")
+  endif()
+  if(KOPT_${name}_APP_SOURCES)
+    # The application A/B: BEST's variant and this one, side by side (kopt app builds both).
+    add_custom_target(${target}_app
+      COMMAND ${run} app ${state_args} --candidate ${id} --build-dir ${CMAKE_BINARY_DIR}
+              ${prefix_args}
+      USES_TERMINAL VERBATIM)
+    add_test(NAME ${target}.app
+             COMMAND ${run} app ${state_args} --candidate ${id} --build-dir ${CMAKE_BINARY_DIR}
+                     ${prefix_args})
+    set_tests_properties(${target}.app PROPERTIES
+      LABELS app
+      FIXTURES_REQUIRED "${p}${name}.${id}.measured" ${bench_lock} ${gpu_groups})
   endif()
 endfunction()
 

@@ -8,14 +8,11 @@
 
 namespace kopt::buildinfo {
 
-void stamp_hash(const std::filesystem::path &binary, const std::string &hash) {
-  const bool hex = std::all_of(hash.begin(), hash.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-  if (hash.size() != 32 || !hex) {
-    throw Error(binary.string() + ": the hash to stamp must be 32 lowercase hex digits, got '" +
-                hash + "'");
-  }
+namespace {
+
+// The file offset of the hash in `binary`'s slot (just past the marker); throws Error naming the
+// file when the slot is missing, not unique, or cut short.
+size_t slot_offset(const std::filesystem::path &binary) {
   // Read in chunks (a harness with fat device code can be hundreds of MB), keeping the last
   // marker-size - 1 bytes so that a marker across two chunks is found.
   if (std::string why = util::why_not_regular(binary); !why.empty()) {
@@ -53,15 +50,38 @@ void stamp_hash(const std::filesystem::path &binary, const std::string &hash) {
                                   "KernelOpt::harness?)");
   }
   const size_t offset = at + kHashSlotMarker.size();
-  if (file_size < offset + hash.size() + 1) {
+  if (file_size < offset + 33) {
     throw Error(binary.string() + ": the kopt hash slot is cut short");
   }
+  return offset;
+}
+
+} // namespace
+
+void stamp_hash(const std::filesystem::path &binary, const std::string &hash) {
+  const bool hex = std::all_of(hash.begin(), hash.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  if (hash.size() != 32 || !hex) {
+    throw Error(binary.string() + ": the hash to stamp must be 32 lowercase hex digits, got '" +
+                hash + "'");
+  }
+  const size_t offset = slot_offset(binary);
   std::fstream out(binary, std::ios::in | std::ios::out | std::ios::binary);
   out.seekp(static_cast<std::streamoff>(offset));
   out.write(hash.c_str(), static_cast<std::streamsize>(hash.size() + 1)); // with its NUL
   if (!out.flush()) {
     throw Error(binary.string() + ": cannot write the hash slot");
   }
+}
+
+std::string stamped_hash(const std::filesystem::path &binary) {
+  const size_t offset = slot_offset(binary);
+  std::ifstream in(binary, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string slot(33, '\0');
+  in.read(slot.data(), 33);
+  return slot.substr(0, slot.find('\0'));
 }
 
 } // namespace kopt::buildinfo

@@ -20,4 +20,7 @@ inline constexpr std::string_view kHashSlotMarker = "@kopt-hash-slot@";
 /// Throws Error naming the file when the hash is malformed or the slot is missing or not unique.
 void stamp_hash(const std::filesystem::path &binary, const std::string &hash);
 
+/// Returns the hash in `binary`'s slot ("" when none was stamped); throws Error as stamp_hash.
+std::string stamped_hash(const std::filesystem::path &binary);
+
 } // namespace kopt::buildinfo

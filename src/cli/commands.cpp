@@ -9,6 +9,10 @@ std::span<const Subcommand> subcommands() {
       {"analyze",
        "ncu bottleneck report for a candidate's hottest kernel: one config per class, top limiter",
        setup_analyze},
+      {"app",
+       "the application A/B: BEST's and a candidate's variant side by side, beside the "
+       "prediction from the keep test's traffic rows -> results/<id>/app.json",
+       setup_app},
       {"bench", "run a candidate's harness on the family's configs -> measurement.json",
        setup_bench},
       {"build-report",

@@ -7,6 +7,7 @@ namespace kopt::cli {
 /// Each function adds one subcommand's options to `app` and returns its handler; the table in
 /// commands.cpp lists them. Defined in the cli/<name>.cpp file of the same name.
 Handler setup_version(CLI::App &app);
+Handler setup_app(CLI::App &app);
 Handler setup_bench(CLI::App &app);
 Handler setup_build_report(CLI::App &app);
 Handler setup_check(CLI::App &app);

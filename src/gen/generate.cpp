@@ -420,6 +420,7 @@ void write_cmake_fragment(const spec::Family &family, const std::vector<Generate
        {"repeat", util::cmake_quote(std::to_string(family.repeat))},
        {"kernel_regex", util::cmake_quote(family.kernel_regex)},
        {"dispatch", util::cmake_quote_list(family.dispatch)},
+       {"app_sources", cmake_list(family.app ? family.app->sources : std::vector<fs::path>{})},
        {"configure_depends", cmake_list(std::vector<fs::path>(configure.begin(), configure.end()))},
        {"candidate_blocks", util::join(blocks, "\n\n")}});
   util::write_file_if_changed(file, out);

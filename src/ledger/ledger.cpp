@@ -410,16 +410,24 @@ std::string render_performance(const State &s, const std::vector<nlohmann::json>
 }
 
 // Each class's change and interval, for attempts.jsonl.
+namespace {
+
+nlohmann::json row_json(const decide::ClassRow &row) {
+  return {
+      {"class", row.config_class},
+      {"best_us", row.best_us},
+      {"candidate_us", row.candidate_us},
+      {"change", row.change},
+      {"interval", row.has_interval ? nlohmann::json{row.low, row.high} : nlohmann::json(nullptr)},
+      {"state", decide::to_string(row.state)}};
+}
+
+} // namespace
+
 nlohmann::json classes_json(const decide::Decision &d) {
   nlohmann::json classes = nlohmann::json::array();
   for (const decide::ClassRow &row : d.classes) {
-    classes.push_back({{"class", row.config_class},
-                       {"best_us", row.best_us},
-                       {"candidate_us", row.candidate_us},
-                       {"change", row.change},
-                       {"interval", row.has_interval ? nlohmann::json{row.low, row.high}
-                                                     : nlohmann::json(nullptr)},
-                       {"state", decide::to_string(row.state)}});
+    classes.push_back(row_json(row));
   }
   return classes;
 }
@@ -660,6 +668,9 @@ nlohmann::json attempt_json(const Decision &d, const State &s, const spec::Candi
                                : nlohmann::json(nullptr)},
       {"method", decide::to_string(d.method)},
       {"classes", classes_json(d)},
+      // The application's kernel time under the captured traffic (decide's traffic rows).
+      {"traffic", d.traffic ? row_json(d.traffic->overall) : nlohmann::json(nullptr)},
+      {"weighting", decide::to_string(d.options.weighting)},
       {"consecutive_regressions", s.consecutive_regressions},
       {"event", event},
       {"geomean_us", d.overall ? nlohmann::json(d.overall->candidate_us) : nlohmann::json(nullptr)},

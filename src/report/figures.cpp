@@ -150,7 +150,16 @@ std::string history_table(const std::vector<const Attempt *> &shown,
   for (const std::string &c : classes) {
     table += "<th>" + escape(c) + "</th>";
   }
-  table += "<th>all configs</th><th>hypothesis</th></tr>\n";
+  // The traffic-weighted verdict and the application A/B, beside the kernel verdict, when any
+  // attempt has them.
+  bool traffic =
+      std::any_of(shown.begin(), shown.end(), [](const Attempt *a) { return a->traffic; });
+  bool application =
+      std::any_of(shown.begin(), shown.end(), [](const Attempt *a) { return a->application; });
+  table += "<th>all configs</th>";
+  table += traffic ? "<th>traffic: the application's kernel time</th>" : "";
+  table += application ? "<th>application A/B (predicted)</th>" : "";
+  table += "<th>hypothesis</th></tr>\n";
   for (size_t i = 0; i < shown.size(); ++i) {
     const Attempt &a = *shown[i];
     table += "<tr data-attempt=\"" + escape(labels[i]) + "\"><td>" + std::to_string(i + 1) +
@@ -168,6 +177,19 @@ std::string history_table(const std::vector<const Attempt *> &shown,
                  ? change_cell(*a.overall_change, a.overall_interval,
                                change_state(*a.overall_change, a.overall_interval, threshold))
                  : "<td>-</td>";
+    if (traffic) {
+      table += a.traffic ? change_cell(a.traffic->change, a.traffic->interval, a.traffic->state)
+                         : "<td>-</td>";
+    }
+    if (application) {
+      std::string cell = a.application ? change_cell(a.application->change, a.application->interval,
+                                                     a.application->state)
+                                       : "<td>-</td>";
+      if (a.predicted) {
+        cell.insert(cell.size() - 5, "<br><small>predicted " + percent(*a.predicted) + "</small>");
+      }
+      table += cell;
+    }
     table += "<td>" + escape(a.hypothesis) + "</td></tr>\n";
   }
   return table + "</table>\n";

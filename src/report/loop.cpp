@@ -122,6 +122,13 @@ Attempt attempt_from_json(const nlohmann::json &j, int line) {
                   : a.kind;
   a.overall_change = number_of(j, "overall_change");
   a.overall_interval = interval_of(j.value("overall_interval", nlohmann::json()));
+  if (j.contains("traffic") && j["traffic"].is_object()) {
+    const nlohmann::json &t = j["traffic"];
+    a.traffic =
+        ClassChange{"traffic", number_of(t, "change").value_or(0),
+                    interval_of(t.value("interval", nlohmann::json())), text_of(t, "state")};
+  }
+  a.weighting = text_of(j, "weighting");
   a.geomean_us = number_of(j, "geomean_us");
   a.event = text_of(j, "event");
   if (j.contains("classes") && j["classes"].is_array()) {

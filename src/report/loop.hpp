@@ -55,6 +55,12 @@ struct Attempt {
   std::optional<double> overall_change;
   std::optional<std::pair<double, double>> overall_interval;
   std::vector<ClassChange> classes;
+  /// The application's kernel time under the captured traffic ("overall"), when recorded.
+  std::optional<ClassChange> traffic;
+  std::string weighting; ///< what the verdict was judged on: equal, count or traffic
+  /// The application A/B of this content against this BEST (results/<id>/app.json), when run.
+  std::optional<ClassChange> application;
+  std::optional<double> predicted;  ///< the application's change the traffic rows predicted
   std::optional<double> geomean_us; ///< the baseline's
   std::string event;                ///< "", "abandoned", "stopped"
 };

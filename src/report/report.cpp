@@ -1,5 +1,6 @@
 #include "report/report.hpp"
 
+#include "app/app.hpp"
 #include "buildinfo/build_report.hpp"
 #include "decide/decide.hpp"
 #include "gen/text_template.hpp"
@@ -99,9 +100,31 @@ void add(Page &page, std::optional<Figure> figure, const std::string &missing) {
   }
 }
 
+// Each attempt's application A/B: the last `kopt app` of its candidate, when it was of the same
+// content against the same BEST (a later A/B against another BEST is another attempt's).
+void add_application(std::vector<Attempt> &attempts, const spec::Layout &layout) {
+  for (Attempt &a : attempts) {
+    std::error_code ec;
+    if (a.kind != "attempt" || !fs::exists(layout.app_result(a.candidate), ec)) {
+      continue;
+    }
+    app::Result r = app::read_result(layout.app_result(a.candidate));
+    if (r.status != "ok" || r.hash != a.hash || r.best != a.best) {
+      continue;
+    }
+    a.application =
+        ClassChange{"application", r.change.change, std::make_pair(r.change.low, r.change.high),
+                    decide::to_string(r.change.state)};
+    if (r.prediction) {
+      a.predicted = r.prediction->change;
+    }
+  }
+}
+
 void loop_figures(Page &page, const spec::Family &family, const spec::Layout &layout) {
   ledger::Files files{layout.ledger};
   std::vector<Attempt> attempts = read_attempts(files.attempts());
+  add_application(attempts, layout);
   add(page, history_figure(attempts, family.keep_threshold),
       "the loop's history: no attempts in " + files.attempts().string() + " (kopt record)");
   std::optional<ledger::State> state = ledger::read_state(files);

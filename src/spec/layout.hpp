@@ -19,7 +19,15 @@ struct Layout {
   std::filesystem::path harness(const std::string &id) const {
     return root / "bin" / ("candidate_" + id);
   }
+  /// Candidate `id`'s variant of the family's application (family.json "app").
+  std::filesystem::path application(const std::string &id) const {
+    return root / "bin" / "app" / ("candidate_" + id);
+  }
   std::filesystem::path results_dir(const std::string &id) const { return root / "results" / id; }
+  /// The last application A/B of candidate `id` against BEST (kopt app).
+  std::filesystem::path app_result(const std::string &id) const {
+    return results_dir(id) / "app.json";
+  }
   std::filesystem::path results_csv(const std::string &id) const {
     return results_dir(id) / "results.csv";
   }

@@ -1,0 +1,376 @@
+#include "app/app.hpp"
+
+#include "buildinfo/hash_stamp.hpp"
+#include "decide/stats.hpp"
+#include "util/error.hpp"
+#include "util/json_file.hpp"
+#include "util/stats.hpp"
+#include "util/text.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace kopt::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One run's command: the family's, with {exe} standing for the variant.
+std::vector<std::string> expand(const std::vector<std::string> &command, const fs::path &exe) {
+  std::vector<std::string> argv;
+  for (std::string word : command) {
+    for (size_t at = word.find("{exe}"); at != std::string::npos; at = word.find("{exe}", at)) {
+      word.replace(at, 5, exe.string());
+      at += exe.string().size();
+    }
+    argv.push_back(word);
+  }
+  return argv;
+}
+
+// One timed run of one side: its time in us and whether the application reported it.
+struct Run {
+  double us = 0;
+  bool reported = false;
+  std::string failure; ///< "" when it ran
+};
+
+Run run_once(const spec::Family &family, const fs::path &exe, const std::string &who,
+             util::ProcessRunner &runner, const profile::RunSetup &setup) {
+  util::Command command;
+  command.argv = expand(family.app->command, exe);
+  command.env = setup.env;
+  command.cpu = family.backend == spec::Backend::host && family.pin_cpu ? setup.cpu : -1;
+  command.timeout_s = family.app->timeout_s > 0 ? family.app->timeout_s : family.timeout_s;
+  command.max_output = std::size_t{16} << 20;
+  util::ProcessResult r = runner.run(command);
+  Run run;
+  if (!r.ok()) {
+    std::string err = util::excerpt(std::string(util::trim(r.err)), 400);
+    run.failure =
+        who + "'s application " + r.describe(command.timeout_s) + (err.empty() ? "" : ": " + err);
+    return run;
+  }
+  std::optional<double> reported = reported_us(r.out);
+  run.reported = reported.has_value();
+  run.us = reported ? *reported : r.seconds * 1e6;
+  if (!(run.us > 0) || !std::isfinite(run.us)) {
+    run.failure = who + "'s application reported " + std::string(kTimeLine) + " " +
+                  util::format_number(run.us) + ": expected a positive time in microseconds";
+  }
+  return run;
+}
+
+// The paired comparison over the rounds, judged by the threshold alone: the application's
+// change counts when its whole interval lies beyond the threshold.
+decide::ClassRow compare_rounds(const Result &r, double confidence, double threshold) {
+  std::vector<double> per_round;
+  for (size_t k = 0; k < r.best_us.size(); ++k) {
+    per_round.push_back(std::log(r.candidate_us[k] / r.best_us[k]));
+  }
+  decide::Interval interval = decide::t_interval(per_round, confidence);
+  decide::ClassRow row;
+  row.config_class = "application";
+  row.configs = 1;
+  row.best_us = util::median(r.best_us);
+  row.candidate_us = util::median(r.candidate_us);
+  row.ratio = std::exp(interval.mean);
+  row.change = row.ratio - 1;
+  row.has_interval = true;
+  row.low = std::exp(interval.low) - 1;
+  row.high = std::exp(interval.high) - 1;
+  if (row.high < -threshold || row.low > threshold) {
+    row.state = row.high < 0 ? decide::State::better : decide::State::worse;
+  } else {
+    row.pending = row.excludes_zero();
+  }
+  return row;
+}
+
+std::string verdict_reason(const decide::ClassRow &row, double threshold) {
+  std::string measured = decide::format_change(row.change) + " [" + decide::format_change(row.low) +
+                         ", " + decide::format_change(row.high) + "]";
+  std::string limit = decide::format_change(threshold).substr(1);
+  switch (row.state) {
+  case decide::State::better:
+    return "the application got faster: " + measured;
+  case decide::State::worse:
+    return "the application got slower beyond " + limit + ": " + measured;
+  case decide::State::tie:
+    break;
+  }
+  return "the application's change is within " + limit + ": " + measured;
+}
+
+Result failed(Result r, std::string reason) {
+  r.status = "failed";
+  r.reason = std::move(reason);
+  return r;
+}
+
+} // namespace
+
+std::optional<double> reported_us(const std::string &out) {
+  std::istringstream lines(out);
+  std::string line;
+  std::optional<double> found;
+  while (std::getline(lines, line)) {
+    std::string_view text = util::trim(line);
+    if (text.rfind(kTimeLine, 0) != 0) {
+      continue;
+    }
+    std::string value(util::trim(text.substr(std::string_view(kTimeLine).size())));
+    try {
+      found = util::parse_double(value, kTimeLine);
+    } catch (const Error &) {
+      found = std::nan("");
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> identity_problems(const Sides &sides) {
+  std::vector<std::string> problems;
+  for (const auto &[id, hash, exe] :
+       {std::tuple{sides.best, sides.best_hash, sides.best_exe},
+        std::tuple{sides.candidate, sides.hash, sides.candidate_exe}}) {
+    std::error_code ec;
+    if (!fs::is_regular_file(exe, ec)) {
+      problems.push_back(exe.string() + ": candidate " + id +
+                         "'s application is not built (build candidate_" + id + "_application)");
+      continue;
+    }
+    try {
+      std::string stamped = buildinfo::stamped_hash(exe);
+      if (!hash.empty() && stamped != hash) {
+        problems.push_back(exe.string() + ": carries hash '" + stamped + "', candidate " + id +
+                           "'s content hash is " + hash + " (a stale or foreign build)");
+      }
+    } catch (const Error &e) {
+      problems.push_back(e.what());
+    }
+  }
+  return problems;
+}
+
+std::optional<Prediction> predict(const decide::Decision &d, double app_best_us,
+                                  std::string &why_not) {
+  if (!d.traffic) {
+    why_not = "the keep test has no traffic rows: the configs carry no count column (make them "
+              "from a capture of the application with kopt capture merge)";
+    return std::nullopt;
+  }
+  if (d.verdict == decide::Verdict::failed || d.verdict == decide::Verdict::incorrect) {
+    why_not = "the keep test compared no times (" + std::string(decide::to_string(d.verdict)) + ")";
+    return std::nullopt;
+  }
+  const decide::ClassRow &t = d.traffic->overall;
+  Prediction p;
+  p.kernel_us = t.best_us;
+  p.kernel_delta_us = t.candidate_us - t.best_us;
+  p.kernel_share = t.best_us / app_best_us;
+  // The traffic row's change is that of the kernel time, a part kernel_share of the application.
+  p.change = t.change * p.kernel_share;
+  p.low = (t.has_interval ? t.low : t.change) * p.kernel_share;
+  p.high = (t.has_interval ? t.high : t.change) * p.kernel_share;
+  p.decision = d.file;
+  return p;
+}
+
+Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
+              const decide::Options &options, const std::optional<decide::Decision> &decision,
+              util::ProcessRunner &runner, const profile::RunSetup &setup) {
+  Result r;
+  r.family = family.name;
+  r.candidate = sides.candidate;
+  r.hash = sides.hash;
+  r.best = sides.best;
+  r.best_hash = sides.best_hash;
+  r.date = util::utc_now();
+  r.device = setup.device;
+  r.command = family.app->command;
+  r.rounds = rounds;
+  r.confidence = options.confidence;
+  r.threshold = options.noise;
+  std::string best_side = "BEST " + sides.best;
+  std::string candidate_side = "candidate " + sides.candidate;
+  // One untimed run of each: the first run of a program pays for loading it.
+  for (const auto &[exe, who] :
+       {std::pair{sides.best_exe, best_side}, std::pair{sides.candidate_exe, candidate_side}}) {
+    if (Run warm = run_once(family, exe, who, runner, setup); !warm.failure.empty()) {
+      return failed(r, warm.failure);
+    }
+  }
+  std::optional<bool> reported;
+  for (int k = 0; k < rounds; ++k) {
+    bool best_first = k % 2 == 0; // the order alternates, so a drift falls on both sides alike
+    Run first = run_once(family, best_first ? sides.best_exe : sides.candidate_exe,
+                         best_first ? best_side : candidate_side, runner, setup);
+    Run second = first.failure.empty()
+                     ? run_once(family, best_first ? sides.candidate_exe : sides.best_exe,
+                                best_first ? candidate_side : best_side, runner, setup)
+                     : Run{};
+    for (const Run *run : {&first, &second}) {
+      if (!run->failure.empty()) {
+        return failed(r, run->failure + " (round " + std::to_string(k + 1) + ")");
+      }
+      if (reported && *reported != run->reported) {
+        return failed(r, std::string("one run printed its ") + kTimeLine +
+                             " line and another did not: both sides must time the same way");
+      }
+      reported = run->reported;
+    }
+    r.best_us.push_back(best_first ? first.us : second.us);
+    r.candidate_us.push_back(best_first ? second.us : first.us);
+  }
+  r.timed_by = reported.value_or(false) ? "app" : "wall";
+  r.change = compare_rounds(r, options.confidence, options.noise);
+  r.reason = verdict_reason(r.change, options.noise);
+  if (!decision) {
+    r.no_prediction = "candidate " + sides.candidate + " has no keep test against BEST " +
+                      sides.best + " (run its bench and keep test first)";
+  } else if (decision->candidate != sides.candidate || decision->hash != sides.hash ||
+             decision->best != sides.best || decision->best_hash != sides.best_hash) {
+    r.no_prediction = "the keep test in " + decision->file + " is of candidate " +
+                      decision->candidate + " (hash " + decision->hash + ") against BEST " +
+                      decision->best + ", not of this content against this BEST";
+  } else {
+    r.prediction = predict(*decision, r.change.best_us, r.no_prediction);
+  }
+  if (r.prediction) {
+    r.prediction_inside =
+        r.change.low <= r.prediction->change && r.prediction->change <= r.change.high;
+  }
+  return r;
+}
+
+nlohmann::json to_json(const Result &r) {
+  nlohmann::json prediction = nullptr;
+  if (r.prediction) {
+    const Prediction &p = *r.prediction;
+    prediction = {{"change", p.change},
+                  {"low", p.low},
+                  {"high", p.high},
+                  {"kernel_us", p.kernel_us},
+                  {"kernel_delta_us", p.kernel_delta_us},
+                  {"kernel_share", p.kernel_share},
+                  {"decision", p.decision},
+                  {"inside_interval", r.prediction_inside}};
+  }
+  const decide::ClassRow &c = r.change;
+  bool measured = r.status == "ok";
+  auto number = [&](double v) { return measured ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"family", r.family},
+          {"candidate", r.candidate},
+          {"hash", r.hash},
+          {"best", r.best},
+          {"best_hash", r.best_hash},
+          {"date", r.date},
+          {"device", r.device},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"passes", r.passes()},
+          {"command", r.command},
+          {"timed_by", r.timed_by},
+          {"rounds", r.rounds},
+          {"confidence", r.confidence},
+          {"threshold", r.threshold},
+          {"best_us", r.best_us},
+          {"candidate_us", r.candidate_us},
+          {"best_median_us", number(c.best_us)},
+          {"candidate_median_us", number(c.candidate_us)},
+          {"change", number(c.change)},
+          {"low", number(c.low)},
+          {"high", number(c.high)},
+          {"state", measured ? nlohmann::json(decide::to_string(c.state)) : nullptr},
+          {"prediction", prediction},
+          {"no_prediction", r.no_prediction}};
+}
+
+Result read_result(const fs::path &path) {
+  std::string source = path.string();
+  nlohmann::json j = util::read_json(path);
+  Result r;
+  r.family = util::json_field<std::string>(j, "family", source);
+  r.candidate = util::json_field<std::string>(j, "candidate", source);
+  r.hash = util::json_field<std::string>(j, "hash", source);
+  r.best = util::json_field<std::string>(j, "best", source);
+  r.best_hash = util::json_field<std::string>(j, "best_hash", source);
+  r.date = util::json_field<std::string>(j, "date", source);
+  r.device = util::json_field<std::string>(j, "device", source);
+  r.status = util::json_field<std::string>(j, "status", source);
+  r.reason = util::json_field<std::string>(j, "reason", source);
+  r.timed_by = util::json_field<std::string>(j, "timed_by", source);
+  r.rounds = static_cast<int>(util::json_int_in(j, "rounds", 0, 1000, source));
+  r.best_us = util::json_field<std::vector<double>>(j, "best_us", source);
+  r.candidate_us = util::json_field<std::vector<double>>(j, "candidate_us", source);
+  r.no_prediction = util::json_field<std::string>(j, "no_prediction", source);
+  if (r.status == "ok") {
+    r.change.config_class = "application";
+    r.change.best_us = util::json_field<double>(j, "best_median_us", source);
+    r.change.candidate_us = util::json_field<double>(j, "candidate_median_us", source);
+    r.change.change = util::json_field<double>(j, "change", source);
+    r.change.has_interval = true;
+    r.change.low = util::json_field<double>(j, "low", source);
+    r.change.high = util::json_field<double>(j, "high", source);
+    std::string state = util::json_field<std::string>(j, "state", source);
+    r.change.state = state == "better"  ? decide::State::better
+                     : state == "worse" ? decide::State::worse
+                                        : decide::State::tie;
+  }
+  auto prediction = util::json_field<nlohmann::json>(j, "prediction", source);
+  if (!prediction.is_null()) {
+    std::string where = source + ": prediction";
+    Prediction p;
+    p.change = util::json_field<double>(prediction, "change", where);
+    p.low = util::json_field<double>(prediction, "low", where);
+    p.high = util::json_field<double>(prediction, "high", where);
+    p.kernel_us = util::json_field<double>(prediction, "kernel_us", where);
+    p.kernel_delta_us = util::json_field<double>(prediction, "kernel_delta_us", where);
+    p.kernel_share = util::json_field<double>(prediction, "kernel_share", where);
+    p.decision = util::json_field<std::string>(prediction, "decision", where);
+    r.prediction_inside = util::json_field<bool>(prediction, "inside_interval", where);
+    r.prediction = p;
+  }
+  return r;
+}
+
+void write_result(const fs::path &path, const Result &result) {
+  util::write_json_atomic(path, to_json(result));
+}
+
+std::string format_result(const Result &r) {
+  std::string text = "application A/B: candidate " + r.candidate + " vs BEST " + r.best;
+  if (r.status != "ok") {
+    return text + ": failed: " + r.reason + "\n";
+  }
+  const decide::ClassRow &c = r.change;
+  text += ", " + std::to_string(r.rounds) + " side-by-side rounds, timed by " +
+          (r.timed_by == "app" ? std::string("its ") + kTimeLine + " line" : "wall time") + "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  BEST %s: median %.1f us; candidate %s: median %.1f us\n",
+                r.best.c_str(), c.best_us, r.candidate.c_str(), c.candidate_us);
+  text += line;
+  text += "  measured:  " + decide::format_change(c.change) + " [" + decide::format_change(c.low) +
+          ", " + decide::format_change(c.high) + "] (" +
+          util::format_number(r.confidence * 100, 4) + "%)\n";
+  if (r.prediction) {
+    const Prediction &p = *r.prediction;
+    std::snprintf(line, sizeof line,
+                  " (kernel time %.1f us per run, %.1f%% of the application's; it changes by "
+                  "%+.1f us)\n",
+                  p.kernel_us, 100 * p.kernel_share, p.kernel_delta_us);
+    text += "  predicted: " + decide::format_change(p.change) + " [" +
+            decide::format_change(p.low) + ", " + decide::format_change(p.high) + "]" + line;
+    text += std::string("  the measured interval ") +
+            (r.prediction_inside ? "holds" : "does not hold") + " the prediction\n";
+  } else {
+    text += "  predicted: none: " + r.no_prediction + "\n";
+  }
+  text += std::string("app: ") + (r.passes() ? "pass" : "FAIL") + " (" + r.reason + ")\n";
+  return text;
+}
+
+} // namespace kopt::app

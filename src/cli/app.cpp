@@ -1,0 +1,107 @@
+#include "app/app.hpp"
+#include "cli/family_options.hpp"
+#include "cli/number_options.hpp"
+#include "cli/subcommands.hpp"
+#include "ledger/ledger.hpp"
+#include "round/steps.hpp"
+#include "util/error.hpp"
+#include "util/file_lock.hpp"
+#include "util/json_file.hpp"
+#include "util/text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+namespace kopt::cli {
+
+namespace {
+
+struct AppOptions {
+  FamilyOptions family;
+  std::string candidate;
+  std::string build_dir;
+  std::string prefix;
+  int rounds = 0;
+};
+
+// The candidate's keep test against BEST, when there is one: the prediction's traffic rows.
+std::optional<decide::Decision> keep_test_of(const LoadedFamily &loaded, const std::string &id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(loaded.layout.decision(id), ec)) {
+    return std::nullopt;
+  }
+  return decide::read_decision(loaded.layout.decision(id));
+}
+
+} // namespace
+
+Handler setup_app(CLI::App &app) {
+  auto options = std::make_shared<AppOptions>();
+  options->family.add_to(app, &options->build_dir);
+  app.add_option("--candidate", options->candidate,
+                 "the candidate whose application variant runs beside BEST's")
+      ->required();
+  app.add_option("--rounds", options->rounds,
+                 "side-by-side rounds (default: family.json's app.rounds)")
+      ->check(whole_number(2, 1000));
+  app.add_option("--build-dir", options->build_dir,
+                 "build both variants (candidate_<id>_application) in this tree first");
+  app.add_option("--prefix", options->prefix, "the PREFIX given to kopt_add_family");
+  return [options](Context &context) {
+    LoadedFamily loaded = load_family(options->family);
+    if (!loaded.family.app) {
+      throw Error(loaded.family.file.string() +
+                  ": app: the family names no application (add \"app\": {\"sources\": [...]}, "
+                  "docs/FORMATS.md)");
+    }
+    const std::string &id = loaded.candidates.get(options->candidate).id();
+    ledger::Best best = loaded.best();
+    const std::string &p = options->prefix;
+    std::optional<profile::RunSetup> setup = prepare_run(
+        loaded, options->build_dir,
+        {p + "candidate_" + best.id + "_application", p + "candidate_" + id + "_application"},
+        options->family.gpu_wait_min, context.err);
+    if (!setup) {
+      return 1;
+    }
+    app::Sides sides{best.id,
+                     best.hash.empty() ? loaded.candidates.content_hash(loaded.family, best.id)
+                                       : best.hash,
+                     loaded.layout.application(best.id),
+                     id,
+                     loaded.candidates.content_hash(loaded.family, id),
+                     loaded.layout.application(id)};
+    decide::Options thresholds = round::keep_options(loaded.family);
+    int rounds = options->rounds > 0 ? options->rounds : loaded.family.app->rounds;
+    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
+    app::Result result;
+    if (std::vector<std::string> problems = app::identity_problems(sides); !problems.empty()) {
+      result.family = loaded.family.name;
+      result.candidate = id;
+      result.hash = sides.hash;
+      result.best = best.id;
+      result.best_hash = sides.best_hash;
+      result.date = util::utc_now();
+      result.status = "failed";
+      result.reason = "identity: " + util::join(problems, "; ");
+    } else {
+      util::RealProcessRunner runner;
+      result = app::run_ab(loaded.family, sides, rounds, thresholds, keep_test_of(loaded, id),
+                           runner, *setup);
+    }
+    std::filesystem::create_directories(loaded.layout.results_dir(id));
+    app::write_result(loaded.layout.app_result(id), result);
+    if (context.json) {
+      context.out << util::dump_json(app::to_json(result)) << "\n";
+    } else {
+      context.out << app::format_result(result) << "wrote " << loaded.layout.app_result(id).string()
+                  << "\n";
+    }
+    return result.passes() ? 0 : 1;
+  };
+}
+
+} // namespace kopt::cli
