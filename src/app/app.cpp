@@ -33,9 +33,21 @@ std::vector<std::string> expand(const std::vector<std::string> &command, const f
 // One timed run of one side: its time in us and whether the application reported it.
 struct Run {
   double us = 0;
+  double wall_us = 0; ///< the whole process's wall time
   bool reported = false;
   std::string failure; ///< "" when it ran
 };
+
+// How many kopt-app-us lines `out` holds.
+int time_lines(const std::string &out) {
+  std::istringstream lines(out);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    n += util::trim(line).rfind(kTimeLine, 0) == 0 ? 1 : 0;
+  }
+  return n;
+}
 
 Run run_once(const spec::Family &family, const fs::path &exe, const std::string &who,
              util::ProcessRunner &runner, const profile::RunSetup &setup) {
@@ -53,9 +65,17 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
         who + "'s application " + r.describe(command.timeout_s) + (err.empty() ? "" : ": " + err);
     return run;
   }
+  // One line, the application's: code of the candidate's in the same process could print
+  // another one (a smaller time) before or after it.
+  if (int lines = time_lines(r.out); lines > 1) {
+    run.failure = who + "'s application printed " + std::to_string(lines) + " " + kTimeLine +
+                  " lines: a run prints exactly one (its timed region's)";
+    return run;
+  }
   std::optional<double> reported = reported_us(r.out);
   run.reported = reported.has_value();
-  run.us = reported ? *reported : r.seconds * 1e6;
+  run.wall_us = r.seconds * 1e6;
+  run.us = reported ? *reported : run.wall_us;
   if (!(run.us > 0) || !std::isfinite(run.us)) {
     run.failure = who + "'s application reported " + std::string(kTimeLine) + " " +
                   util::format_number(run.us) + ": expected a positive time in microseconds";
@@ -87,6 +107,32 @@ decide::ClassRow compare_rounds(const Result &r, double confidence, double thres
     row.pending = row.excludes_zero();
   }
   return row;
+}
+
+// The application's own times against the runs' wall times: what the timed region saved, the
+// whole run saved too (the work outside it is the same on both sides). Per round, the reported
+// saving minus the wall-time saving, over BEST's reported time; its interval lying wholly beyond
+// twice the threshold means the times do not describe the runs: a time printed by code that did
+// not do the work, or work the candidate moved out of the timed region. Returns why, or "".
+std::string wall_disagrees(Result &r, const decide::Options &options) {
+  std::vector<double> gap;
+  for (size_t k = 0; k < r.best_us.size(); ++k) {
+    double reported = r.best_us[k] - r.candidate_us[k];
+    double wall = r.best_wall_us[k] - r.candidate_wall_us[k];
+    gap.push_back((reported - wall) / r.best_us[k]);
+  }
+  decide::Interval interval = decide::t_interval(gap, options.confidence);
+  r.wall_gap = {interval.mean, interval.low, interval.high};
+  double bound = 2 * options.noise;
+  if (interval.low <= bound && interval.high >= -bound) {
+    return "";
+  }
+  return "the application's " + std::string(kTimeLine) + " times do not agree with its runs' " +
+         "wall times: the timed region saved " + decide::format_change(interval.mean).substr(1) +
+         " of BEST's time more than the whole run did (interval [" +
+         decide::format_change(interval.low) + ", " + decide::format_change(interval.high) +
+         "], beyond " + decide::format_change(bound).substr(1) +
+         "): a time printed without the work, or work moved out of the timed region";
 }
 
 std::string verdict_reason(const decide::ClassRow &row, double threshold) {
@@ -224,10 +270,17 @@ Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
     }
     r.best_us.push_back(best_first ? first.us : second.us);
     r.candidate_us.push_back(best_first ? second.us : first.us);
+    r.best_wall_us.push_back(best_first ? first.wall_us : second.wall_us);
+    r.candidate_wall_us.push_back(best_first ? second.wall_us : first.wall_us);
   }
   r.timed_by = reported.value_or(false) ? "app" : "wall";
   r.change = compare_rounds(r, options.confidence, options.noise);
   r.reason = verdict_reason(r.change, options.noise);
+  if (r.timed_by == "app") {
+    if (std::string why = wall_disagrees(r, options); !why.empty()) {
+      return failed(r, why);
+    }
+  }
   if (!decision) {
     r.no_prediction = "candidate " + sides.candidate + " has no keep test against BEST " +
                       sides.best + " (run its bench and keep test first)";
@@ -279,6 +332,12 @@ nlohmann::json to_json(const Result &r) {
           {"threshold", r.threshold},
           {"best_us", r.best_us},
           {"candidate_us", r.candidate_us},
+          {"best_wall_us", r.best_wall_us},
+          {"candidate_wall_us", r.candidate_wall_us},
+          {"wall_gap", r.wall_gap ? nlohmann::json{{"mean", (*r.wall_gap)[0]},
+                                                   {"low", (*r.wall_gap)[1]},
+                                                   {"high", (*r.wall_gap)[2]}}
+                                  : nlohmann::json(nullptr)},
           {"best_median_us", number(c.best_us)},
           {"candidate_median_us", number(c.candidate_us)},
           {"change", number(c.change)},
@@ -306,6 +365,8 @@ Result read_result(const fs::path &path) {
   r.rounds = static_cast<int>(util::json_int_in(j, "rounds", 0, 1000, source));
   r.best_us = util::json_field<std::vector<double>>(j, "best_us", source);
   r.candidate_us = util::json_field<std::vector<double>>(j, "candidate_us", source);
+  r.best_wall_us = util::json_field<std::vector<double>>(j, "best_wall_us", source);
+  r.candidate_wall_us = util::json_field<std::vector<double>>(j, "candidate_wall_us", source);
   r.no_prediction = util::json_field<std::string>(j, "no_prediction", source);
   if (r.status == "ok") {
     r.change.config_class = "application";

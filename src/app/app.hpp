@@ -9,6 +9,7 @@
 #include "spec/family.hpp"
 #include "util/process.hpp"
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -50,9 +51,14 @@ struct Result {
   int rounds = 0;
   double confidence = 0;
   double threshold = 0;
-  std::vector<double> best_us;      ///< BEST's run in each round
-  std::vector<double> candidate_us; ///< the candidate's run in each round
-  decide::ClassRow change;          ///< "application": medians, change, interval and state
+  std::vector<double> best_us;           ///< BEST's run in each round
+  std::vector<double> candidate_us;      ///< the candidate's run in each round
+  std::vector<double> best_wall_us;      ///< the whole runs' wall times, BEST's
+  std::vector<double> candidate_wall_us; ///< and the candidate's
+  /// Timed by the application: per round, its reported saving minus the wall-time saving over
+  /// BEST's time (mean, low, high); beyond twice the threshold the A/B fails.
+  std::optional<std::array<double, 3>> wall_gap;
+  decide::ClassRow change; ///< "application": medians, change, interval and state
   std::optional<Prediction> prediction;
   std::string no_prediction; ///< why there is none
   /// The measured interval holds the prediction's change (only with a prediction).
@@ -89,7 +95,7 @@ Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
 std::optional<Prediction> predict(const decide::Decision &decision, double app_best_us,
                                   std::string &why_not);
 
-/// Reads one run's time from its stdout: the kopt-app-us line's value, or nothing.
+/// Reads one run's time from its stdout: the kopt-app-us line's value (the last one), or nothing.
 std::optional<double> reported_us(const std::string &out);
 
 /// Serialises a result (stable key order).

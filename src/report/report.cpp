@@ -47,11 +47,23 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       view.reason = d.reason;
       view.threshold = d.options.noise;
       view.confidence = d.options.confidence;
+      auto change_of = [](const decide::ClassRow &row) {
+        return ClassChange{
+            row.config_class, row.change,
+            row.has_interval ? std::optional(std::make_pair(row.low, row.high)) : std::nullopt,
+            decide::to_string(row.state)};
+      };
       if (d.overall) {
-        const decide::ClassRow &o = *d.overall;
-        view.overall = ClassChange{
-            "overall", o.change,
-            o.has_interval ? std::optional(std::make_pair(o.low, o.high)) : std::nullopt, ""};
+        view.overall = change_of(*d.overall);
+      }
+      // Judged on the traffic rows: those are the rows the verdict speaks of.
+      if (d.options.weighting == decide::Weighting::traffic && d.traffic) {
+        view.classes.clear();
+        for (const decide::ClassRow &row : d.traffic->classes) {
+          view.classes.push_back(change_of(row));
+          view.classes.back().config_class += " (traffic)";
+        }
+        view.overall = change_of(d.traffic->overall);
       }
     }
   }

@@ -112,7 +112,44 @@ for i in 1 2 3; do
   [ "$(json_get "$state/results/02/app.json" best)" = 01 ] || fail "A/A $i: not against BEST 01"
 done
 
-echo "--- 5. the report sets the three verdicts side by side"
+echo "--- 5. cheats: a candidate's code in the application's process prints the time"
+# 03 prints a second, smaller time at exit; 04 sends the application's line to /dev/null and
+# prints a made-up one: one line, but the runs' wall times show no saving.
+mkdir -p "$family_src/candidates/03" "$family_src/candidates/04"
+for id in 03 04; do
+  echo '{"id": "'$id'", "base": "01", "hypothesis": "a cheat on the application A/B", "target": "global"}' \
+    >"$family_src/candidates/$id/candidate.json"
+  cp "$family_src/candidates/01/gemm_kernel.hpp" "$family_src/candidates/$id/"
+done
+cat >>"$family_src/candidates/03/gemm_kernel.hpp" <<'CPP'
+#include <cstdio>
+struct KoptSecondTime {
+  ~KoptSecondTime() { std::printf("kopt-app-us: 1.0\n"); }
+};
+inline KoptSecondTime kopt_second_time;
+CPP
+cat >>"$family_src/candidates/04/gemm_kernel.hpp" <<'CPP'
+#include <cstdio>
+#include <unistd.h>
+struct KoptFakeTime {
+  int saved = dup(1);
+  KoptFakeTime() { std::fflush(stdout); (void)std::freopen("/dev/null", "w", stdout); }
+  ~KoptFakeTime() { dprintf(saved, "kopt-app-us: 1000.0\n"); }
+};
+inline KoptFakeTime kopt_fake_time;
+CPP
+for id in 03 04; do
+  cmake --build "$b" --target "candidate_${id}_app" >"$WORK/cheat$id.log" 2>&1 &&
+    { cat "$WORK/cheat$id.log"; fail "cheat $id: its application A/B passed"; }
+  [ "$(json_get "$state/results/$id/app.json" status)" = failed ] ||
+    { cat "$WORK/cheat$id.log"; fail "cheat $id: the A/B did not fail"; }
+  json_get "$state/results/$id/app.json" reason
+done
+grep -q "printed 2 kopt-app-us: lines" "$state/results/03/app.json" || fail "cheat 03: not named"
+grep -q "do not agree with its runs' wall times" "$state/results/04/app.json" ||
+  fail "cheat 04: not named"
+
+echo "--- 6. the report sets the three verdicts side by side"
 "$KOPT" report "${kopt_family[@]}" --out "$WORK/report.html" >/dev/null || fail "kopt report"
 grep -q "traffic" "$WORK/report.html" || fail "the report has no traffic verdict"
 grep -q "application" "$WORK/report.html" || fail "the report has no application A/B"

@@ -22,9 +22,11 @@ class FakeApp : public kopt::util::ProcessRunner {
 public:
   std::map<std::string, std::vector<double>> times; ///< by executable: one per run, cycled
   std::map<std::string, int> runs;
-  std::string fails;      ///< this executable exits 3 on its third run
-  bool print_time = true; ///< false: no kopt-app-us line (wall time)
-  std::string quiet;      ///< this executable alone prints no kopt-app-us line
+  std::string fails;           ///< this executable exits 3 on its third run
+  bool print_time = true;      ///< false: no kopt-app-us line (wall time)
+  std::string quiet;           ///< this executable alone prints no kopt-app-us line
+  std::string extra_line;      ///< this executable prints a second kopt-app-us line
+  bool wall_unchanged = false; ///< every run takes as long, whatever time it prints
   std::vector<std::string> order;
 
   kopt::util::ProcessResult run(const kopt::util::Command &command) override {
@@ -33,17 +35,19 @@ public:
     int n = runs[exe]++;
     kopt::util::ProcessResult r;
     r.exit_code = 0;
-    r.seconds = 0.25;
     if (exe == fails && n == 2) {
       r.exit_code = 3;
       r.err = "out of memory in layer 2\n";
       return r;
     }
-    const std::vector<double> &t = times.at(exe);
+    double us = times.at(exe)[static_cast<size_t>(n) % times.at(exe).size()];
+    // The whole run: the timed region and 0.2 s of setup, the same on both sides.
+    r.seconds = 0.2 + (wall_unchanged ? 1000 : us) / 1e6;
     if (print_time && exe != quiet) {
-      r.out =
-          "checksum: 1.5\nkopt-app-us: " + std::to_string(t[static_cast<size_t>(n) % t.size()]) +
-          "\n";
+      r.out = "checksum: 1.5\nkopt-app-us: " + std::to_string(us) + "\n";
+    }
+    if (exe == extra_line) {
+      r.out += "kopt-app-us: 1\n"; // printed at exit by code of the candidate's
     }
     return r;
   }
@@ -155,7 +159,7 @@ TEST_CASE("both sides time the same way: wall time, or their own line") {
   wall.print_time = false;
   Result r = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, wall, {});
   CHECK(r.timed_by == "wall");
-  CHECK(r.best_us.at(0) == doctest::Approx(250000));
+  CHECK(r.best_us.at(0) == doctest::Approx(200001));
 
   // A candidate that stops printing its time cannot be compared with one that does.
   FakeApp mixed;
@@ -165,6 +169,35 @@ TEST_CASE("both sides time the same way: wall time, or their own line") {
   Result m = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, mixed, {});
   CHECK(m.status == "failed");
   CHECK(m.reason.find("both sides must time the same way") != std::string::npos);
+}
+
+TEST_CASE("a printed time the runs' wall times do not show fails the A/B") {
+  // Code of the candidate's that prints a second, smaller time at exit.
+  FakeApp extra;
+  extra.times["/bin/best"] = {1000};
+  extra.times["/bin/cand"] = {1000};
+  extra.extra_line = "/bin/cand";
+  Result twice = kopt::app::run_ab(family_with_app(), sides(), 4, {}, std::nullopt, extra, {});
+  CHECK(twice.status == "failed");
+  CHECK(twice.reason.find("candidate 01's application printed 2 kopt-app-us: lines") !=
+        std::string::npos);
+
+  // A time 20% smaller from a run that takes as long: the wall times say no work was saved.
+  FakeApp fake;
+  fake.times["/bin/best"] = {1000, 1001};
+  fake.times["/bin/cand"] = {800, 801};
+  fake.wall_unchanged = true;
+  Result r = kopt::app::run_ab(family_with_app(), sides(), 6, {}, std::nullopt, fake, {});
+  CHECK(r.status == "failed");
+  CHECK(r.reason.find("do not agree with its runs' wall times") != std::string::npos);
+  CHECK_FALSE(r.passes());
+
+  // The same saving in the wall times: it stands.
+  fake.wall_unchanged = false;
+  Result honest = kopt::app::run_ab(family_with_app(), sides(), 6, {}, std::nullopt, fake, {});
+  CHECK(honest.status == "ok");
+  REQUIRE(honest.wall_gap);
+  CHECK((*honest.wall_gap)[0] == doctest::Approx(0).epsilon(0.001));
 }
 
 TEST_CASE("a keep test of other content or another BEST predicts nothing") {

@@ -333,6 +333,62 @@ TEST_CASE("errors name the file and the field") {
   }
 }
 
+TEST_CASE("keep.weighting and the application: read, and refused with the field named") {
+  TempDir tmp;
+  fs::path file = tiny_family(tmp);
+  std::string at = file.string() + ": ";
+  fs::path dir = file.parent_path();
+  std::ofstream(dir / "app.cpp") << "int main() { return 0; }\n";
+
+  SUBCASE("an application with the default command, and traffic weighting on counted configs") {
+    std::ofstream(dir / "counted.csv") << "M,N,K,count\n64,64,64,3\n";
+    edit(file, [](nlohmann::json &j) {
+      j["app"] = {{"sources", {"app.cpp"}}, {"rounds", 4}};
+      j["configs"] = "counted.csv";
+      j["keep"] = {{"weighting", "traffic"}};
+    });
+    kopt::spec::Family f = kopt::spec::load_family(file);
+    REQUIRE(f.app);
+    CHECK(f.app->sources == std::vector<fs::path>{dir / "app.cpp"});
+    CHECK(f.app->command == std::vector<std::string>{"{exe}"});
+    CHECK(f.app->rounds == 4);
+    CHECK(f.keep_weighting == kopt::spec::KeepWeighting::traffic);
+  }
+  SUBCASE("traffic weighting without a count column") {
+    edit(file, [](nlohmann::json &j) { j["keep"] = {{"weighting", "traffic"}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         doctest::Contains("keep.weighting: \"traffic\" weighs configs by the "
+                                           "configs file's count column"),
+                         kopt::Error);
+  }
+  SUBCASE("an unknown weighting") {
+    edit(file, [](nlohmann::json &j) { j["keep"] = {{"weighting", "calls"}}; });
+    CHECK_THROWS_WITH_AS(
+        kopt::spec::load_family(file),
+        (at + "keep.weighting: expected \"equal\", \"count\" or \"traffic\", got 'calls'").c_str(),
+        kopt::Error);
+  }
+  SUBCASE("a command that never runs the candidate's variant") {
+    edit(file, [](nlohmann::json &j) {
+      j["app"] = {{"sources", {"app.cpp"}}, {"command", {"python3", "serve.py"}}};
+    });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         doctest::Contains("app.command: expected a command with {exe}"),
+                         kopt::Error);
+  }
+  SUBCASE("a source outside the family folder, or missing") {
+    edit(file, [](nlohmann::json &j) { j["app"] = {{"sources", {"../app.cpp"}}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         (at + "app.sources[0]: expected a relative path inside the family "
+                               "folder, got '../app.cpp'")
+                             .c_str(),
+                         kopt::Error);
+    edit(file, [](nlohmann::json &j) { j["app"] = {{"sources", {"gone.cpp"}}}; });
+    CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                         doctest::Contains("app.sources[0]: file not found"), kopt::Error);
+  }
+}
+
 TEST_CASE("a class column listed twice, and a harness outside the family folder") {
   TempDir tmp;
   fs::path file = tiny_family(tmp);
