@@ -48,10 +48,10 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       view.threshold = d.options.noise;
       view.confidence = d.options.confidence;
       auto change_of = [](const decide::ClassRow &row) {
-        return ClassChange{
-            row.config_class, row.change,
-            row.has_interval ? std::optional(std::make_pair(row.low, row.high)) : std::nullopt,
-            decide::to_string(row.state)};
+        return ClassChange{row.config_class, row.change,
+                           row.has_interval ? std::optional(std::make_pair(row.low, row.high))
+                                            : std::nullopt,
+                           decide::to_string(row.state)};
       };
       if (d.overall) {
         view.overall = change_of(*d.overall);
