@@ -56,7 +56,7 @@ struct Result {
   std::vector<double> best_wall_us;      ///< the whole runs' wall times, BEST's
   std::vector<double> candidate_wall_us; ///< and the candidate's
   /// Timed by the application: per round, its reported saving minus the wall-time saving over
-  /// BEST's time (mean, low, high); beyond twice the threshold the A/B fails.
+  /// BEST's time (mean, low, high); wholly above twice the threshold the A/B fails.
   std::optional<std::array<double, 3>> wall_gap;
   decide::ClassRow change; ///< "application": medians, change, interval and state
   std::optional<Prediction> prediction;
