@@ -930,6 +930,23 @@ profile::Measurement missing_measurement(const std::string &candidate,
   return m;
 }
 
+namespace {
+
+// A table row's state column: "better", with `*` when repeated and `?` when pending.
+std::string state_mark(const ClassRow &row) {
+  return std::string(to_string(row.state)) + (row.repeated ? "*" : "") + (row.pending ? "?" : "");
+}
+
+// Appends `line` without its trailing blanks, and a newline.
+void append_line(std::string &text, std::string line) {
+  while (!line.empty() && line.back() == ' ') {
+    line.pop_back();
+  }
+  text += line + "\n";
+}
+
+} // namespace
+
 std::string format_table(const Decision &d) {
   if (d.classes.empty()) {
     return "";
@@ -959,17 +976,12 @@ std::string format_table(const Decision &d) {
                   static_cast<int>(width), row.config_class.c_str(), row.configs, row.best_us,
                   row.candidate_us, row.ratio, format_change(row.change).c_str(), interval.c_str(),
                   state.c_str());
-    std::string out = line;
-    while (!out.empty() && out.back() == ' ') {
-      out.pop_back();
-    }
-    text += out + "\n";
+    append_line(text, line);
   };
   for (const ClassRow &row : d.classes) {
     repeated = repeated || row.repeated;
     pending = pending || row.pending;
-    add(row,
-        std::string(to_string(row.state)) + (row.repeated ? "*" : "") + (row.pending ? "?" : ""));
+    add(row, state_mark(row));
   }
   if (d.overall) {
     add(*d.overall, "");
@@ -1025,15 +1037,10 @@ std::string format_traffic(const Decision &d) {
                   static_cast<int>(width), row.config_class.c_str(), 100 * row.share, row.best_us,
                   row.candidate_us, format_change(row.change).c_str(), interval.c_str(),
                   state.c_str());
-    std::string out = line;
-    while (!out.empty() && out.back() == ' ') {
-      out.pop_back();
-    }
-    text += out + "\n";
+    append_line(text, line);
   };
   for (const ClassRow &row : t.classes) {
-    add(row,
-        std::string(to_string(row.state)) + (row.repeated ? "*" : "") + (row.pending ? "?" : ""));
+    add(row, state_mark(row));
   }
   ClassRow overall = t.overall;
   overall.share = 1;
