@@ -382,18 +382,22 @@ macro(_kopt_read_import name)
   endif()
 endmacro()
 
-# An IMPORTED family's candidate `target`: links the tree's interface, and either the tree's
-# library (the baseline in library mode) or its own instance target, compiled with the tree's
-# flags in kopt's folder (then `id` is appended to the caller's import_compiled).
+# An IMPORTED family's candidate program `target` (its harness, or its application): links the
+# tree's interface, and either the tree's library (the baseline in library mode) or the
+# candidate's instance target, compiled with the tree's flags in kopt's folder (the harness's
+# call appends `id` to the caller's import_compiled; the application links the same objects).
 function(_kopt_link_imported name id target)
+  set(harness ${p}candidate_${id})
   target_link_libraries(${target} PRIVATE ${imported})
   if(id STREQUAL baseline AND import_mode STREQUAL "library")
     target_link_libraries(${target} PRIVATE ${KOPT_IMPORTED_ARTIFACT})
   else()
-    set(import_compiled ${import_compiled} ${id} PARENT_SCOPE)
-    target_link_libraries(${target} PRIVATE ${target}_instances)
-    # The instance target lies in another folder: this one generates its sources first.
-    add_custom_target(${target}_sources DEPENDS ${KOPT_${name}_${id}_OUTPUTS})
+    target_link_libraries(${target} PRIVATE ${harness}_instances)
+    if(target STREQUAL harness)
+      set(import_compiled ${import_compiled} ${id} PARENT_SCOPE)
+      # The instance target lies in another folder: this one generates its sources first.
+      add_custom_target(${harness}_sources DEPENDS ${KOPT_${name}_${id}_OUTPUTS})
+    endif()
   endif()
   if(KOPT_IMPORTED_SEPARABLE)
     # Relocatable device code (the tree's objects, or ours) needs nvcc's device link.
@@ -443,10 +447,6 @@ function(_kopt_candidate_program name id target main_sources out_dir)
   # which candidate's code a binary holds from it.
   target_link_options(${target} PRIVATE "LINKER:--undefined=kopt_candidate_hash_slot")
   if(imported)
-    if(NOT target STREQUAL "${p}candidate_${id}")
-      message(FATAL_ERROR "kopt_add_family(${name}): family.json's app is not built for an "
-                          "IMPORTED family yet; measure the application of a family of its own")
-    endif()
     _kopt_link_imported(${name} ${id} ${target})
     set(import_compiled ${import_compiled} PARENT_SCOPE)
   endif()

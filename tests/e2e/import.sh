@@ -180,6 +180,14 @@ line=$(grep -E " -c [^ ]*/instances/gemm_32x32x32.cpp" "$WORK/build01.log") || f
 for flag in -DKERNELS_TREE=1 -DCOMMON_LEVEL=2 -fno-math-errno -Wall "-I$ext" -fPIC "-isystem $tree/common/sys"; do
   [[ "$line" == *" $flag"* ]] || { echo "$line"; fail "01's instance compile lacks the tree's $flag"; }
 done
+# The family's application links the same instance objects: no instance compiled again.
+cmake --build "$fb" --target candidate_01_application candidate_00_application -- -v \
+  >"$WORK/app.log" 2>&1 || { cat "$WORK/app.log"; fail "build the applications of 00 and 01"; }
+! grep -qE " -c [^ ]*/instances/" "$WORK/app.log" || fail "an application compiled an instance again"
+ldd "$fb/kopt/host_gemm/bin/app/candidate_00" | grep "$b/kernels/libkernels.so" >/dev/null ||
+  fail "00's application does not load the tree's libkernels.so"
+"$fb/kopt/host_gemm/bin/app/candidate_01" --steps 1 --prefill 0 | grep -q '^kopt-app-us: ' ||
+  fail "01's application printed no time"
 "$KOPT" bench --spec "$fam/family.json" --state-dir "$fb/kopt/host_gemm" --candidate 00 >"$WORK/bench00.log" 2>&1 ||
   { cat "$WORK/bench00.log"; fail "bench 00"; }
 ctest --test-dir "$fb" -R '^candidate_0[01]\.correctness$' --output-on-failure >"$WORK/correct.log" 2>&1 ||
