@@ -38,15 +38,31 @@ struct Run {
   std::string failure; ///< "" when it ran
 };
 
-// How many kopt-app-us lines `out` holds.
-int time_lines(const std::string &out) {
+// The kopt-app-us lines of a run's stdout: how many, and the last one's value (NaN when it is
+// not a number).
+struct TimeLines {
+  int count = 0;
+  std::optional<double> last;
+};
+
+TimeLines scan_time_lines(const std::string &out) {
   std::istringstream lines(out);
   std::string line;
-  int n = 0;
+  TimeLines found;
   while (std::getline(lines, line)) {
-    n += util::trim(line).rfind(kTimeLine, 0) == 0 ? 1 : 0;
+    std::string_view text = util::trim(line);
+    if (text.rfind(kTimeLine, 0) != 0) {
+      continue;
+    }
+    ++found.count;
+    std::string value(util::trim(text.substr(std::string_view(kTimeLine).size())));
+    try {
+      found.last = util::parse_double(value, kTimeLine);
+    } catch (const Error &) {
+      found.last = std::nan("");
+    }
   }
-  return n;
+  return found;
 }
 
 Run run_once(const spec::Family &family, const fs::path &exe, const std::string &who,
@@ -67,15 +83,15 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   }
   // One line, the application's: code of the candidate's in the same process could print
   // another one (a smaller time) before or after it.
-  if (int lines = time_lines(r.out); lines > 1) {
-    run.failure = who + "'s application printed " + std::to_string(lines) + " " + kTimeLine +
-                  " lines: a run prints exactly one (its timed region's)";
+  TimeLines reported = scan_time_lines(r.out);
+  if (reported.count > 1) {
+    run.failure = who + "'s application printed " + std::to_string(reported.count) + " " +
+                  kTimeLine + " lines: a run prints exactly one (its timed region's)";
     return run;
   }
-  std::optional<double> reported = reported_us(r.out);
-  run.reported = reported.has_value();
+  run.reported = reported.last.has_value();
   run.wall_us = r.seconds * 1e6;
-  run.us = reported ? *reported : run.wall_us;
+  run.us = reported.last.value_or(run.wall_us);
   if (!(run.us > 0) || !std::isfinite(run.us)) {
     run.failure = who + "'s application reported " + std::string(kTimeLine) + " " +
                   util::format_number(run.us) + ": expected a positive time in microseconds";
@@ -131,15 +147,15 @@ std::string wall_disagrees(Result &r, const decide::Options &options) {
   }
   return "the application's " + std::string(kTimeLine) + " times do not agree with its runs' " +
          "wall times: the timed region saved " + decide::format_change(interval.mean).substr(1) +
-         " of BEST's time more than the whole run did (interval [" +
-         decide::format_change(interval.low) + ", " + decide::format_change(interval.high) +
-         "], beyond " + decide::format_change(bound).substr(1) +
+         " of BEST's time more than the whole run did (interval " +
+         decide::format_interval(interval.low, interval.high) + ", beyond " +
+         decide::format_change(bound).substr(1) +
          "): a time printed without the work, or work moved out of the timed region";
 }
 
 std::string verdict_reason(const decide::ClassRow &row, double threshold) {
-  std::string measured = decide::format_change(row.change) + " [" + decide::format_change(row.low) +
-                         ", " + decide::format_change(row.high) + "]";
+  std::string measured =
+      decide::format_change(row.change) + " " + decide::format_interval(row.low, row.high);
   std::string limit = decide::format_change(threshold).substr(1);
   switch (row.state) {
   case decide::State::better:
@@ -158,26 +174,22 @@ Result failed(Result r, std::string reason) {
   return r;
 }
 
+// Who is compared, with which command, and when.
+Result begin(const spec::Family &family, const Sides &sides) {
+  Result r;
+  r.family = family.name;
+  r.candidate = sides.candidate;
+  r.hash = sides.hash;
+  r.best = sides.best;
+  r.best_hash = sides.best_hash;
+  r.date = util::utc_now();
+  r.command = family.app->command;
+  return r;
+}
+
 } // namespace
 
-std::optional<double> reported_us(const std::string &out) {
-  std::istringstream lines(out);
-  std::string line;
-  std::optional<double> found;
-  while (std::getline(lines, line)) {
-    std::string_view text = util::trim(line);
-    if (text.rfind(kTimeLine, 0) != 0) {
-      continue;
-    }
-    std::string value(util::trim(text.substr(std::string_view(kTimeLine).size())));
-    try {
-      found = util::parse_double(value, kTimeLine);
-    } catch (const Error &) {
-      found = std::nan("");
-    }
-  }
-  return found;
-}
+std::optional<double> reported_us(const std::string &out) { return scan_time_lines(out).last; }
 
 std::vector<std::string> identity_problems(const Sides &sides) {
   std::vector<std::string> problems;
@@ -227,18 +239,15 @@ std::optional<Prediction> predict(const decide::Decision &d, double app_best_us,
   return p;
 }
 
+Result refused(const spec::Family &family, const Sides &sides, std::string reason) {
+  return failed(begin(family, sides), std::move(reason));
+}
+
 Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
               const decide::Options &options, const std::optional<decide::Decision> &decision,
               util::ProcessRunner &runner, const profile::RunSetup &setup) {
-  Result r;
-  r.family = family.name;
-  r.candidate = sides.candidate;
-  r.hash = sides.hash;
-  r.best = sides.best;
-  r.best_hash = sides.best_hash;
-  r.date = util::utc_now();
+  Result r = begin(family, sides);
   r.device = setup.device;
-  r.command = family.app->command;
   r.rounds = rounds;
   r.confidence = options.confidence;
   r.threshold = options.noise;
@@ -378,10 +387,8 @@ Result read_result(const fs::path &path) {
     r.change.has_interval = true;
     r.change.low = util::json_field<double>(j, "low", source);
     r.change.high = util::json_field<double>(j, "high", source);
-    std::string state = util::json_field<std::string>(j, "state", source);
-    r.change.state = state == "better"  ? decide::State::better
-                     : state == "worse" ? decide::State::worse
-                                        : decide::State::tie;
+    r.change.state =
+        decide::parse_state(util::json_field<std::string>(j, "state", source), source + ": state");
   }
   auto prediction = util::json_field<nlohmann::json>(j, "prediction", source);
   if (!prediction.is_null()) {
@@ -416,8 +423,8 @@ std::string format_result(const Result &r) {
   std::snprintf(line, sizeof line, "  BEST %s: median %.1f us; candidate %s: median %.1f us\n",
                 r.best.c_str(), c.best_us, r.candidate.c_str(), c.candidate_us);
   text += line;
-  text += "  measured:  " + decide::format_change(c.change) + " [" + decide::format_change(c.low) +
-          ", " + decide::format_change(c.high) + "] (" +
+  text += "  measured:  " + decide::format_change(c.change) + " " +
+          decide::format_interval(c.low, c.high) + " (" +
           util::format_number(r.confidence * 100, 4) + "%)\n";
   if (r.prediction) {
     const Prediction &p = *r.prediction;
@@ -425,8 +432,8 @@ std::string format_result(const Result &r) {
                   " (kernel time %.1f us per run, %.1f%% of the application's; it changes by "
                   "%+.1f us)\n",
                   p.kernel_us, 100 * p.kernel_share, p.kernel_delta_us);
-    text += "  predicted: " + decide::format_change(p.change) + " [" +
-            decide::format_change(p.low) + ", " + decide::format_change(p.high) + "]" + line;
+    text += "  predicted: " + decide::format_change(p.change) + " " +
+            decide::format_interval(p.low, p.high) + line;
     text += std::string("  the measured interval ") +
             (r.prediction_inside ? "holds" : "does not hold") + " the prediction\n";
   } else {

@@ -82,6 +82,9 @@ struct Sides {
 /// `kopt stamp-hash` wrote when they linked); returns the problems, empty when none.
 std::vector<std::string> identity_problems(const Sides &sides);
 
+/// A result that ran nothing: failed for `reason` (identity problems, say).
+Result refused(const spec::Family &family, const Sides &sides, std::string reason);
+
 /// Runs BEST's and the candidate's variant of `family`'s application side by side, `rounds`
 /// times (BEST first in even rounds), and compares them with the keep test's paired statistics
 /// (`options`: confidence and threshold). A run that fails, crashes or times out fails the

@@ -79,14 +79,7 @@ Handler setup_app(CLI::App &app) {
     util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     app::Result result;
     if (std::vector<std::string> problems = app::identity_problems(sides); !problems.empty()) {
-      result.family = loaded.family.name;
-      result.candidate = id;
-      result.hash = sides.hash;
-      result.best = best.id;
-      result.best_hash = sides.best_hash;
-      result.date = util::utc_now();
-      result.status = "failed";
-      result.reason = "identity: " + util::join(problems, "; ");
+      result = app::refused(loaded.family, sides, "identity: " + util::join(problems, "; "));
     } else {
       util::RealProcessRunner runner;
       result = app::run_ab(loaded.family, sides, rounds, thresholds, keep_test_of(loaded, id),

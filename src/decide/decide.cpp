@@ -709,6 +709,23 @@ const char *to_string(State state) {
   return "?";
 }
 
+State parse_state(const std::string &text, const std::string &where) {
+  if (text == "better") {
+    return State::better;
+  }
+  if (text == "worse") {
+    return State::worse;
+  }
+  if (text == "tie" || text.empty()) {
+    return State::tie;
+  }
+  throw Error(where + ": expected one of better, worse, tie, got '" + text + "'");
+}
+
+std::string format_interval(double low, double high) {
+  return "[" + format_change(low) + ", " + format_change(high) + "]";
+}
+
 std::string format_change(double change) {
   char text[32];
   double percent = change * 100;
@@ -967,7 +984,7 @@ std::string format_table(const Decision &d) {
   auto add = [&](const ClassRow &row, const std::string &state) {
     std::string interval;
     if (row.has_interval) {
-      interval = " [" + format_change(row.low) + ", " + format_change(row.high) + "]";
+      interval = " " + format_interval(row.low, row.high);
       interval.resize(std::max<size_t>(interval.size(), 21), ' ');
     } else if (paired) {
       interval = std::string(21, ' ');
@@ -1029,9 +1046,7 @@ std::string format_traffic(const Decision &d) {
                 "state");
   text += line;
   auto add = [&](const ClassRow &row, const std::string &state) {
-    std::string interval =
-        row.has_interval ? " [" + format_change(row.low) + ", " + format_change(row.high) + "]"
-                         : "";
+    std::string interval = row.has_interval ? " " + format_interval(row.low, row.high) : "";
     interval.resize(std::max<size_t>(interval.size(), 21), ' ');
     std::snprintf(line, sizeof line, "%-*s %6.1f%% %12.1f %12.1f %9s%s  %s",
                   static_cast<int>(width), row.config_class.c_str(), 100 * row.share, row.best_us,
@@ -1046,9 +1061,8 @@ std::string format_traffic(const Decision &d) {
   overall.share = 1;
   add(overall, "");
   text += "the application's kernel time: " + format_change(t.overall.change) +
-          (t.overall.has_interval
-               ? " [" + format_change(t.overall.low) + ", " + format_change(t.overall.high) + "]"
-               : std::string()) +
+          (t.overall.has_interval ? " " + format_interval(t.overall.low, t.overall.high)
+                                  : std::string()) +
           " (" + util::format_number(t.overall.best_us, 6) + " us per run for BEST)\n";
   return text;
 }
@@ -1159,16 +1173,7 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   row.candidate_us = number_in(j, "candidate_us", 0, kMaxNumber, where);
   row.ratio = number_in(j, "ratio", 0, kMaxNumber, where);
   row.change = number_in(j, "change", -1, kMaxNumber, where);
-  std::string state = util::json_field<std::string>(j, "state", where);
-  if (state == "better") {
-    row.state = State::better;
-  } else if (state == "worse") {
-    row.state = State::worse;
-  } else if (state == "tie" || state.empty()) {
-    row.state = State::tie;
-  } else {
-    throw Error(where + ": state: expected one of better, worse, tie, got '" + state + "'");
-  }
+  row.state = parse_state(util::json_field<std::string>(j, "state", where), where + ": state");
   row.repeated = util::json_field<bool>(j, "repeated", where);
   // Written since decisions are paired; older decisions lack them and still load.
   row.pending = util::json_field_or<bool>(j, "pending", false, where);

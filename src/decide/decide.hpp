@@ -27,6 +27,10 @@ enum class State { better, worse, tie };
 /// Returns "better", "worse" or "tie".
 const char *to_string(State state);
 
+/// Parses a state name ("" is a tie, as older files wrote it); throws kopt::Error naming `where`
+/// for anything else.
+State parse_state(const std::string &text, const std::string &where);
+
 /// Whether harness time (measured_by `events`, or a failed profiler) may decide a keep.
 enum class HarnessTime { refuse, allow };
 
@@ -236,6 +240,9 @@ std::string format_verdict(const Decision &decision);
 
 /// Formats a change as a signed percentage with two decimals ("-5.20%").
 std::string format_change(double change);
+
+/// Formats an interval of changes as "[-5.20%, +1.00%]".
+std::string format_interval(double low, double high);
 
 /// Serialises a decision (stable key order).
 nlohmann::json to_json(const Decision &decision);
