@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <string>
 
 namespace kopt::cli {
 
@@ -34,6 +35,36 @@ std::optional<decide::Decision> keep_test_of(const LoadedFamily &loaded, const s
     return std::nullopt;
   }
   return decide::read_decision(loaded.layout.decision(id));
+}
+
+// Builds BEST's and `id`'s variants (with --build-dir) and claims the device the A/B runs on
+// with kopt round's device locks: an A/B started beside rounds waits for a GPU of its own, and a
+// host family's holds the host's cores from its build on, as a round does. Nullopt, after
+// saying why, when the A/B cannot run.
+std::optional<gpu::Claim> build_and_claim(const LoadedFamily &loaded, const AppOptions &options,
+                                          const std::string &best, const std::string &id,
+                                          std::ostream &err) {
+  bool host = loaded.family.backend == spec::Backend::host;
+  gpu::Claim held;
+  if (host) {
+    held = round::claim_device(loaded, options.family.gpu_wait_min, err);
+  }
+  const std::string &p = options.prefix;
+  if (!options.build_dir.empty() && build_targets(options.build_dir,
+                                                  {p + "candidate_" + best + "_application",
+                                                   p + "candidate_" + id + "_application"},
+                                                  err) != 0) {
+    return std::nullopt;
+  }
+  if (!host) {
+    held = round::claim_device(loaded, options.family.gpu_wait_min, err);
+  }
+  if (!held.binding.ok) {
+    err << "kopt: GPU gate: " << held.binding.message << "\n";
+    return std::nullopt;
+  }
+  err << "kopt app: running on " << held.binding.message << "\n";
+  return held;
 }
 
 } // namespace
@@ -59,14 +90,12 @@ Handler setup_app(CLI::App &app) {
     }
     const std::string &id = loaded.candidates.get(options->candidate).id();
     ledger::Best best = loaded.best();
-    const std::string &p = options->prefix;
-    std::optional<profile::RunSetup> setup = prepare_run(
-        loaded, options->build_dir,
-        {p + "candidate_" + best.id + "_application", p + "candidate_" + id + "_application"},
-        options->family.gpu_wait_min, context.err);
-    if (!setup) {
+    std::optional<gpu::Claim> held = build_and_claim(loaded, *options, best.id, id, context.err);
+    if (!held) {
       return 1;
     }
+    util::RealProcessRunner runner;
+    profile::RunSetup setup = round::run_setup(loaded.family, held->binding, runner);
     app::Sides sides{best.id,
                      best.hash.empty() ? loaded.candidates.content_hash(loaded.family, best.id)
                                        : best.hash,
@@ -81,9 +110,8 @@ Handler setup_app(CLI::App &app) {
     if (std::vector<std::string> problems = app::identity_problems(sides); !problems.empty()) {
       result = app::refused(loaded.family, sides, "identity: " + util::join(problems, "; "));
     } else {
-      util::RealProcessRunner runner;
       result = app::run_ab(loaded.family, sides, rounds, thresholds, keep_test_of(loaded, id),
-                           runner, *setup);
+                           runner, setup);
     }
     std::filesystem::create_directories(loaded.layout.results_dir(id));
     app::write_result(loaded.layout.app_result(id), result);

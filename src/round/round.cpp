@@ -78,23 +78,6 @@ struct Measured {
   std::string log;         ///< a failed build's last lines
 };
 
-// Claims the device the benchmark runs on (gpu::claim_device); a GPU gate that gave up stops
-// the ledger ("no idle GPU for 60 min").
-gpu::Claim claim(const LoadedFamily &loaded, const RoundOptions &options, std::ostream &progress) {
-  util::RealProcessRunner runner;
-  gpu::RealClock clock;
-  gpu::GateOptions gate_options = gpu::gate_options_for_wait(options.gpu_wait_min);
-  gpu::Gate gate(runner, clock, gate_options);
-  gpu::Claim held =
-      gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
-                        gpu::binding_environment(), gpu::device_lock_dir(), &progress);
-  if (!held.binding.ok && held.binding.gave_up) {
-    ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
-                             util::utc_now(), static_cast<int>(options.gpu_wait_min));
-  }
-  return held;
-}
-
 // Builds, checks the identity, claims a device and measures `id` beside `best` into its
 // results folder (the caller holds its results lock). A host family's claim covers its build
 // too: a compile on the same cores would distort another round's benchmark.
@@ -106,7 +89,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
   gpu::Claim held;
   double from = 0;
   if (host) {
-    held = claim(loaded, options, progress);
+    held = claim_device(loaded, options.gpu_wait_min, progress);
     from = unix_now();
   }
   if (!options.build_dir.empty()) {
@@ -137,7 +120,7 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
     }
   }
   if (!host) {
-    held = claim(loaded, options, progress);
+    held = claim_device(loaded, options.gpu_wait_min, progress);
     from = unix_now();
   }
   if (!held.binding.ok) {

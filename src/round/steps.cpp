@@ -1,5 +1,6 @@
 #include "round/steps.hpp"
 
+#include "gpu/gate.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -21,6 +22,21 @@ profile::Measurement read_or_missing(const fs::path &path, const std::string &id
 }
 
 } // namespace
+
+gpu::Claim claim_device(const LoadedFamily &loaded, double gpu_wait_min, std::ostream &progress) {
+  util::RealProcessRunner runner;
+  gpu::RealClock clock;
+  gpu::GateOptions gate_options = gpu::gate_options_for_wait(gpu_wait_min);
+  gpu::Gate gate(runner, clock, gate_options);
+  gpu::Claim held =
+      gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
+                        gpu::binding_environment(), gpu::device_lock_dir(), &progress);
+  if (!held.binding.ok && held.binding.gave_up) {
+    ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
+                             util::utc_now(), static_cast<int>(gpu_wait_min));
+  }
+  return held;
+}
 
 decide::Options keep_options(const spec::Family &family) {
   decide::Options options;

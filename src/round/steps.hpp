@@ -2,11 +2,13 @@
 
 #include "decide/decide.hpp"
 #include "gpu/binding.hpp"
+#include "gpu/claim.hpp"
 #include "ledger/ledger.hpp"
 #include "profile/bench.hpp"
 #include "round/loaded_family.hpp"
 #include "util/process.hpp"
 
+#include <iosfwd>
 #include <string>
 
 namespace kopt::round {
@@ -27,6 +29,13 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
 /// choose it) unless its bench.pin_cpu is false.
 profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
                             util::ProcessRunner &runner);
+
+/// Claims the device a benchmark of `loaded`'s family runs on (gpu::claim_device, with the
+/// machine's device locks, waiting up to `gpu_wait_min` for an idle GPU): every kopt process
+/// that times runs holds one while it does, so a round and an application A/B started beside
+/// it never share a GPU, or the host's cores. `progress` gets a line while it waits. A GPU gate
+/// that gave up stops the ledger ("no idle GPU for 60 min").
+gpu::Claim claim_device(const LoadedFamily &loaded, double gpu_wait_min, std::ostream &progress);
 
 /// What times a CUDA family's benchmarks: $KOPT_PROFILER ("cupti" or "ncu") when set, else the
 /// family's bench.profiler ("" for kopt's choice). Throws Error for another KOPT_PROFILER.

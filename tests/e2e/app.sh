@@ -6,7 +6,8 @@
 #   2. 01 against 00: the keep test (traffic rows in decision.json) and the application A/B,
 #      whose change must agree with the prediction from the traffic rows (docs/KEEP.md)
 #   3. kopt round --json of 01 carries the traffic rows; 01 becomes BEST
-#   4. an A/A: 02 is BEST 01 plus a comment; its application A/B ties three times of three
+#   4. an A/A: 02 is BEST 01 plus a comment; its application A/B ties three times of three,
+#      the first started while another process holds the host's device lock (it waits)
 #   5. the report shows kernel verdict, traffic verdict and application A/B side by side
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
@@ -111,6 +112,13 @@ cp -r "$family_src/candidates/01" "$family_src/candidates/02"
 echo '{"id": "02", "base": "00", "hypothesis": "A/A: 01 plus a comment", "target": "global"}' \
   >"$family_src/candidates/02/candidate.json"
 echo "// the same code as 01 under another content hash" >>"$family_src/candidates/02/gemm_kernel.hpp"
+# The first A/A starts while another kopt process holds the host (the device locks of kopt
+# round): it waits for it, and runs after.
+export KOPT_DEVICE_LOCK_DIR=$WORK/device-locks
+mkdir -p "$KOPT_DEVICE_LOCK_DIR"
+flock "$KOPT_DEVICE_LOCK_DIR/host.lock" sleep 3 &
+holder=$!
+sleep 0.5
 for i in 1 2 3; do
   cmake --build "$b" --target candidate_02_app >"$WORK/aa$i.log" 2>&1 ||
     { cat "$WORK/aa$i.log"; fail "A/A $i: candidate_02_app failed"; }
@@ -119,6 +127,10 @@ for i in 1 2 3; do
     { cat "$WORK/aa$i.log"; fail "A/A $i: the application A/B did not tie"; }
   [ "$(json_get "$state/results/02/app.json" best)" = 01 ] || fail "A/A $i: not against BEST 01"
 done
+wait "$holder"
+grep -q "kopt: waiting for $KOPT_DEVICE_LOCK_DIR/host.lock" "$WORK/aa1.log" ||
+  { cat "$WORK/aa1.log"; fail "the first A/A did not wait for the host's lock"; }
+! grep -q "kopt: waiting for" "$WORK/aa2.log" || fail "the second A/A waited: a lock left held"
 
 echo "--- 5. cheats: a candidate's code in the application's process prints the time"
 # 03 prints a second, smaller time at exit; 04 sends the application's line to /dev/null and
