@@ -99,29 +99,21 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   return run;
 }
 
-// The paired comparison over the rounds, judged by the threshold alone: the application's
-// change counts when its whole interval lies beyond the threshold.
+// The paired comparison over the rounds, judged by the threshold alone (no earlier measurement
+// confirms a change within it): the application's change counts when its whole interval lies
+// beyond the threshold.
 decide::ClassRow compare_rounds(const Result &r, double confidence, double threshold) {
   std::vector<double> per_round;
   for (size_t k = 0; k < r.best_us.size(); ++k) {
     per_round.push_back(std::log(r.candidate_us[k] / r.best_us[k]));
   }
-  decide::Interval interval = decide::t_interval(per_round, confidence);
   decide::ClassRow row;
   row.config_class = "application";
   row.configs = 1;
   row.best_us = util::median(r.best_us);
   row.candidate_us = util::median(r.candidate_us);
-  row.ratio = std::exp(interval.mean);
-  row.change = row.ratio - 1;
-  row.has_interval = true;
-  row.low = std::exp(interval.low) - 1;
-  row.high = std::exp(interval.high) - 1;
-  if (row.high < -threshold || row.low > threshold) {
-    row.state = row.high < 0 ? decide::State::better : decide::State::worse;
-  } else {
-    row.pending = row.excludes_zero();
-  }
+  decide::set_paired_change(row, per_round, confidence);
+  decide::paired_state(row, threshold);
   return row;
 }
 

@@ -87,6 +87,19 @@ ClassRow compare(const std::string &name, const std::vector<Pair> &pairs,
   return row;
 }
 
+} // namespace
+
+void set_paired_change(ClassRow &row, const std::vector<double> &log_ratios, double confidence) {
+  Interval interval = t_interval(log_ratios, confidence);
+  row.ratio = std::exp(interval.mean);
+  row.change = row.ratio - 1;
+  row.has_interval = true;
+  row.low = std::exp(interval.low) - 1;
+  row.high = std::exp(interval.high) - 1;
+}
+
+namespace {
+
 // Side by side: in each round, the class's weighted mean of log(candidate median / BEST
 // median) over its configs; the rounds are the independent samples of the paired t interval.
 ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
@@ -109,24 +122,17 @@ ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
   for (double &d : per_round) {
     d /= n;
   }
-  Interval interval = t_interval(per_round, confidence);
   ClassRow row;
   row.config_class = name;
   row.configs = static_cast<int>(pairs.size());
   row.best_us = std::exp(log_best / n);
   row.candidate_us = std::exp(log_candidate / n);
-  row.ratio = std::exp(interval.mean);
-  row.change = row.ratio - 1;
-  row.has_interval = true;
-  row.low = std::exp(interval.low) - 1;
-  row.high = std::exp(interval.high) - 1;
+  set_paired_change(row, per_round, confidence);
   return row;
 }
 
-// The paired noise rule: beyond the threshold at once; within it only when the interval
-// excludes zero now and excluded it on the same side in the previous measurement's rows. `again`
-// holds the rows of this same measurement decided before: what that decision confirmed stays
-// confirmed.
+} // namespace
+
 void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous,
                   const std::vector<ClassRow> *again) {
   if (row.high < -threshold || row.low > threshold) {
@@ -153,6 +159,8 @@ void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *
   }
   row.pending = true;
 }
+
+namespace {
 
 // A traffic row's times: per round (or once, `rounds` 0) the sums of count x median time of
 // BEST and of the candidate; the change is that of the sum, its interval over the rounds.
@@ -182,12 +190,7 @@ ClassRow compare_traffic(const std::string &name, const std::vector<Pair> &pairs
     row.candidate_us += c / static_cast<double>(rounds);
     per_round[k] = std::log(c / b);
   }
-  Interval interval = t_interval(per_round, confidence);
-  row.ratio = std::exp(interval.mean);
-  row.change = row.ratio - 1;
-  row.has_interval = true;
-  row.low = std::exp(interval.low) - 1;
-  row.high = std::exp(interval.high) - 1;
+  set_paired_change(row, per_round, confidence);
   return row;
 }
 

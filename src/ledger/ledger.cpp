@@ -409,9 +409,9 @@ std::string render_performance(const State &s, const std::vector<nlohmann::json>
                             {"regression_rows", util::join(regression_rows, "\n")}});
 }
 
-// Each class's change and interval, for attempts.jsonl.
 namespace {
 
+// One row of attempts.jsonl: a class's (or the traffic overall row's) change and interval.
 nlohmann::json row_json(const decide::ClassRow &row) {
   return {
       {"class", row.config_class},
@@ -424,6 +424,7 @@ nlohmann::json row_json(const decide::ClassRow &row) {
 
 } // namespace
 
+// Each class's change and interval, for attempts.jsonl.
 nlohmann::json classes_json(const decide::Decision &d) {
   nlohmann::json classes = nlohmann::json::array();
   for (const decide::ClassRow &row : d.classes) {

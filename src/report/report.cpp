@@ -21,6 +21,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A decided row as the report shows it: its change, interval and state.
+ClassChange change_of(const decide::ClassRow &row) {
+  return ClassChange{row.config_class, row.change,
+                     row.has_interval ? std::optional(std::make_pair(row.low, row.high))
+                                      : std::nullopt,
+                     decide::to_string(row.state)};
+}
+
 // The latest attempt's decision: its decision.json when that is still of the attempt's content,
 // else what attempts.jsonl recorded of it.
 std::optional<DecisionView> latest_decision(const spec::Family &family, const spec::Layout &layout,
@@ -47,12 +55,6 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       view.reason = d.reason;
       view.threshold = d.options.noise;
       view.confidence = d.options.confidence;
-      auto change_of = [](const decide::ClassRow &row) {
-        return ClassChange{row.config_class, row.change,
-                           row.has_interval ? std::optional(std::make_pair(row.low, row.high))
-                                            : std::nullopt,
-                           decide::to_string(row.state)};
-      };
       if (d.overall) {
         view.overall = change_of(*d.overall);
       }
@@ -124,9 +126,7 @@ void add_application(std::vector<Attempt> &attempts, const spec::Layout &layout)
     if (r.status != "ok" || r.hash != a.hash || r.best != a.best) {
       continue;
     }
-    a.application =
-        ClassChange{"application", r.change.change, std::make_pair(r.change.low, r.change.high),
-                    decide::to_string(r.change.state)};
+    a.application = change_of(r.change);
     if (r.prediction) {
       a.predicted = r.prediction->change;
     }
