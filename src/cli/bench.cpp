@@ -288,13 +288,10 @@ Handler setup_bench(CLI::App &app) {
     if (options->reuse && measurement_stands(loaded, id, best, *setup, context)) {
       return 0;
     }
-    // A BEST not yet recorded may be recorded from these samples: one of its runs compares.
     std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
     profile::BenchRun run = profile::bench_candidate(
         loaded.family, loaded.layout, id, best.id,
-        options->rounds > 0 ? options->rounds : loaded.family.rounds,
-        best.recorded ? profile::GoldenCheck::skip : profile::GoldenCheck::compare, runner, *setup,
-        *progress);
+        options->rounds > 0 ? options->rounds : loaded.family.rounds, runner, *setup, *progress);
     if (context.json) {
       context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
     } else {

@@ -304,6 +304,7 @@ Decision describe(const Measurement &best, const Measurement &candidate, const R
   d.measured_by = profile::to_string(candidate.measured_by);
   d.build = candidate.build;
   d.build_flags = candidate.build_flags;
+  d.arrangement = candidate.arrangement;
   d.options = options;
   return d;
 }
@@ -576,13 +577,22 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
                      const Request &request) {
   // The previous decision counts only for a new measurement (another date) of the same code
   // against the same BEST: deciding the same measurement twice must not confirm itself.
-  // Deciding it again keeps what the first decision of it confirmed.
+  // Deciding it again keeps what the first decision of it confirmed. Side by side, it counts
+  // only when made in the other arrangement: a side effect within the threshold that favours
+  // the side that starts first then shows on opposite sides of zero, and never confirms itself.
   const Decision *previous = nullptr;
   const Decision *again = nullptr;
   if (request.previous && request.previous->candidate == d.candidate &&
       request.previous->hash == d.hash && request.previous->best == d.best &&
       request.previous->best_hash == d.best_hash) {
-    (request.previous->date != d.date ? previous : again) = &*request.previous;
+    bool other_arrangement = !rounds || (!d.arrangement.empty() &&
+                                         !request.previous->arrangement.empty() &&
+                                         request.previous->arrangement != d.arrangement);
+    if (request.previous->date == d.date) {
+      again = &*request.previous;
+    } else if (other_arrangement) {
+      previous = &*request.previous;
+    }
   }
   auto rows_of = [](const Decision *decision, bool traffic) -> const std::vector<ClassRow> * {
     if (!decision) {
@@ -1009,7 +1019,9 @@ std::string format_table(const Decision &d) {
   std::string threshold = format_change(d.options.noise).substr(1);
   if (paired) {
     text += "intervals: " + util::format_number(d.options.confidence * 100, 4) + "% over " +
-            std::to_string(d.rounds) + " side-by-side rounds; threshold " + threshold + "\n";
+            std::to_string(d.rounds) + " side-by-side rounds" +
+            (d.arrangement.empty() ? "" : " (" + d.arrangement + ")") + "; threshold " +
+            threshold + "\n";
   } else {
     text += "unpaired: BEST and the candidate were not measured side by side with samples "
             "(decided on geomeans, threshold " +
@@ -1017,12 +1029,12 @@ std::string format_table(const Decision &d) {
   }
   if (repeated) {
     text += paired ? "* within the threshold, counted: the interval excludes zero here and in the "
-                     "previous side-by-side measurement\n"
+                     "previous side-by-side measurement, made in the other arrangement\n"
                    : "* within noise, counted: the previous decision saw the same direction\n";
   }
   if (pending) {
     text += "? within the threshold, the interval excludes zero: counted if the next "
-            "side-by-side measurement shows it too\n";
+            "side-by-side measurement, made in the other arrangement, shows it too\n";
   }
   for (const std::string &note : d.notes) {
     text += "note: " + note + "\n";
@@ -1126,6 +1138,7 @@ nlohmann::json to_json(const Decision &d) {
           {"measured_by", d.measured_by},
           {"build", d.build},
           {"build_flags", d.build_flags},
+          {"arrangement", d.arrangement},
           {"method", to_string(d.method)},
           {"rounds", d.rounds},
           {"noise", d.options.noise},
@@ -1267,6 +1280,7 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
           : MixedBuilds::refuse;
   d.build = util::json_field_or<std::string>(j, "build", "", source);
   d.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
+  d.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
   d.reason = util::json_field<std::string>(j, "reason", source);

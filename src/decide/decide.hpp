@@ -143,6 +143,9 @@ struct Decision {
   std::string measured_by; ///< the candidate measurement's source
   std::string build;       ///< the candidate measurement's build (Measurement::build)
   std::string build_flags; ///< and its flags
+  /// The candidate measurement's arrangement (Measurement::arrangement): "best-first",
+  /// "candidate-first", or "" when not side by side or not recorded.
+  std::string arrangement;
   Method method = Method::means;
   int rounds = 0; ///< side-by-side rounds behind the intervals (paired method)
   Options options;

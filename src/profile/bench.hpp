@@ -52,20 +52,35 @@ struct SideBySide {
   Measurement candidate; ///< names BEST (id and hash) as its partner
 };
 
+/// Which side goes first in round 1 of a side-by-side measurement, and so starts its harness
+/// and takes its memory first. The sides then alternate round by round.
+enum class Arrangement { best_first, candidate_first };
+
+/// Returns "best-first" or "candidate-first".
+const char *to_string(Arrangement arrangement);
+
+/// Returns the arrangement of the next measurement of candidate `id`: the other one than its
+/// last measurement's (results/<id>/measurement.json, read before it is replaced), best-first
+/// when there is none. So two measurements in a row of a candidate are made in both
+/// arrangements, and whatever favours the side that starts first favours each side once.
+Arrangement next_arrangement(const spec::Layout &layout, const std::string &id);
+
 /// Measures BEST `best_id` and candidate `id` side by side on one device: `rounds` rounds, each
-/// one benchmark run of both, BEST first in even rounds and the candidate first in odd ones
-/// (so a steady drift of the machine cancels); every run's samples are kept, one list per
-/// round. Only the candidate's first run checks its output against the golden, and BEST's
-/// first run when `best_golden` is compare (a BEST not yet recorded, whose samples may record
-/// it). Runs go to results/<id>/rounds/<round>-<which>/. A run that fails fails its side,
-/// naming the round; `progress` counts the runs (2 per round) and notes a failed one. Under the
-/// CUPTI tracer each side's rounds are served by one harness process (`--serve`, started before
-/// its first round, its log and trace in rounds/<best|candidate>-<id>.*), else each round is a
-/// harness process of its own.
+/// one benchmark run of both, alternating which goes first (so a steady drift of the machine
+/// cancels); `arrangement` says which goes first in round 1. Every run's samples are kept, one
+/// list per round. Both sides do the same work besides their code: each side's first run
+/// compares its output with the golden. Runs go to results/<id>/rounds/<round>-<which>/. A run
+/// that fails fails its side, naming the round; `progress` counts the runs (2 per round) and
+/// notes a failed one. Under the CUPTI tracer each side's rounds are served by one harness
+/// process (`--serve`, started before its first round, its log and trace in
+/// rounds/<best|candidate>-<id>.*), else each round is a harness process of its own.
+/// For kopt's own tests, KOPT_TEST_FIRST_SIDE_SLOWER=<fraction> makes every time of the side
+/// that goes first in round 1 that fraction longer: a side effect of known size.
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
                             const std::string &best_id, const std::string &id, int rounds,
                             util::ProcessRunner &runner, const RunSetup &setup,
-                            util::Progress &progress, GoldenCheck best_golden = GoldenCheck::skip);
+                            util::Progress &progress,
+                            Arrangement arrangement = Arrangement::best_first);
 
 /// Returns the first config of `m` whose checked run failed (its `check` names the run), or
 /// nullptr when every check passed.
@@ -83,13 +98,14 @@ struct BenchRun {
 };
 
 /// Benchmarks candidate `id` into results/<id>/: alone when it is BEST `best_id`, else side by
-/// side with it for `rounds` rounds (best_measurement.json holds BEST's samples). The previous
+/// side with it for `rounds` rounds in next_arrangement()'s arrangement
+/// (best_measurement.json holds BEST's samples). The previous
 /// measurement files are removed first, so an interrupted or failed run leaves none to decide on,
 /// and so are temp files a killed writer left there (the caller holds results-<id>'s lock); an
 /// interruption is rethrown saying that no measurement was written.
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
-                         GoldenCheck best_golden, util::ProcessRunner &runner,
+                         util::ProcessRunner &runner,
                          const RunSetup &setup, util::Progress &progress);
 
 /// Why an existing measurement of `id` (content hash `hash`) cannot be reused, or "" when it

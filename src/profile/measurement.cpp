@@ -191,6 +191,7 @@ nlohmann::json to_json(const Measurement &m) {
           {"repeat", m.repeat},
           {"paired_best", m.paired_best},
           {"paired_best_hash", m.paired_best_hash},
+          {"arrangement", m.arrangement},
           {"config_columns", m.config_columns},
           {"configs", configs}};
 }
@@ -216,6 +217,12 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   m.repeat = static_cast<int>(util::json_int_in_or(j, "repeat", 0, 1000000, 0, source));
   m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);
   m.paired_best_hash = util::json_field_or<std::string>(j, "paired_best_hash", "", source);
+  m.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
+  if (!m.arrangement.empty() && m.arrangement != "best-first" &&
+      m.arrangement != "candidate-first") {
+    throw Error(source + ": field 'arrangement': expected \"best-first\" or \"candidate-first\", got '" +
+                m.arrangement + "'");
+  }
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);
   if (!configs.is_array()) {

@@ -71,6 +71,11 @@ struct Measurement {
   /// samples are then in the same folder, see spec::Layout::paired_best); empty otherwise.
   std::string paired_best;
   std::string paired_best_hash;
+  /// Side by side: which side's harness went first in round 1, and so started first and took
+  /// its memory first ("best-first" or "candidate-first"); "" when not side by side or written
+  /// before arrangements were recorded. Alternates from one measurement of a candidate to the
+  /// next, and a change within the threshold is confirmed only across the two (docs/KEEP.md).
+  std::string arrangement;
   std::vector<std::string> config_columns;
   std::vector<ConfigResult> configs;
 

@@ -142,10 +142,8 @@ Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger
   // Plain lines: a round's progress is a log beside its JSON answer, never a status line.
   util::StatusLine status(progress, util::StatusStyle::lines);
   profile::bench_candidate(loaded.family, loaded.layout, id, best.id,
-                           options.rounds > 0 ? options.rounds : loaded.family.rounds,
-                           best.recorded ? profile::GoldenCheck::skip
-                                         : profile::GoldenCheck::compare,
-                           runner, setup, status);
+                           options.rounds > 0 ? options.rounds : loaded.family.rounds, runner,
+                           setup, status);
   double to = unix_now();
   held.lock.reset(); // the next round's benchmark may start while this one decides
   out.device = {{"slot", held.slot},

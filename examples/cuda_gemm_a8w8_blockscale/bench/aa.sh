@@ -26,7 +26,7 @@ else
   "$prefix/bin/kopt" bench "${state[@]}" --best >"$work/best.log" 2>&1
   "$prefix/bin/kopt" decide "${state[@]}" --candidate "$baseline" >>"$work/best.log" 2>&1
   "$prefix/bin/kopt" record "${state[@]}" --candidate "$baseline" >>"$work/best.log" 2>&1
-  echo "i,verdict,bench_s,keep_s,overall,classes" >"$work/aa.csv"
+  echo "i,verdict,arrangement,bench_s,keep_s,overall,classes" >"$work/aa.csv"
 fi
 for d in /opt/nvidia/nsight-compute/*/; do [ -x "$d/ncu" ] && PATH=$PATH:$d; done
 export PATH=$PATH:/usr/local/cuda/bin
@@ -38,14 +38,18 @@ for i in $(seq "$first" $((first + n - 1))); do
   { echo "=== decision $i"; cat "$work/bench.log" "$work/ctest.log"; } >>"$work/runs.log"
   e=$(date +%s.%N)
   "$prefix/bin/kopt" record "${state[@]}" --candidate 90 >>"$work/record.log" 2>&1
+  # Both sides' samples of this decision, for the per-round differences by order and by side.
+  mkdir -p "$out/samples/$i"
+  cp "$b/kopt/$family/results/90/"{measurement,best_measurement,decision}.json "$out/samples/$i/" 2>/dev/null
   python3 - "$b/kopt/$family/results/90/decision.json" "$i" "$(awk "BEGIN{print $m - $s}")" "$(awk "BEGIN{print $e - $m}")" >>"$work/aa.csv" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 row = lambda r: "%s %+.3f%% [%+.3f, %+.3f] %s" % (r["class"], 100 * r["change"], 100 * (r["low"] or 0), 100 * (r["high"] or 0), r["state"])
-print("%s,%s,%.1f,%.1f,%s,%s" % (sys.argv[2], d["verdict"], float(sys.argv[3]), float(sys.argv[4]),
-      row(d["overall"]), " | ".join(row(r) for r in d["classes"])))
+print("%s,%s,%s,%.1f,%.1f,%s,%s" % (sys.argv[2], d["verdict"], d.get("arrangement", ""), float(sys.argv[3]),
+      float(sys.argv[4]), row(d["overall"]), " | ".join(row(r) for r in d["classes"])))
 PY
   tail -1 "$work/aa.csv"
+  cp "$work/aa.csv" "$out/" # kept as it grows: a call cut short loses no decision
 done
 "$prefix/bin/kopt" status "${state[@]}" | tee "$out/status.txt"
 cp "$work/aa.csv" "$work/best.log" "$out/"

@@ -4,7 +4,8 @@
 # $prefix; bench.rounds/repeat set when given. Logs go to $out. Sets `baseline` to the id.
 # KOPT_AA_CODE=NN: the family's own editable files are first replaced by candidate NN's, so that
 # the baseline and candidate 90 both run NN's code (the A/A of another candidate; a tree from
-# before the landing holds 00-16).
+# before the landing holds 00-16). KOPT_AA_ONE_CLASS=1 puts every config in one class (the
+# exposure of a family with one class, or of a target class).
 #   copy_family ROOT WORK PREFIX OUT [ROUNDS] [REPEAT]
 copy_family() {
   local root=$1 work=$2 prefix=$3 out=$4 rounds=${5:-} repeat=${6:-}
@@ -22,11 +23,14 @@ copy_family() {
     echo "the family's own files are candidate $KOPT_AA_CODE's: $(ls "$from" | tr '\n' ' ')"
   fi
   python3 - "$work/src/family.json" "$rounds" "$repeat" <<'PY'
-import json, sys
+import json, os, sys
 path, rounds, repeat = sys.argv[1:4]
 spec = json.load(open(path))
 if rounds: spec["bench"]["rounds"] = int(rounds)
 if repeat: spec["bench"]["repeat"] = int(repeat)
+if os.environ.get("KOPT_AA_ONE_CLASS"):
+    spec["classes"] = {"columns": ["M"], "buckets": {"M": [1000000]}}
+    print("classes:", spec["classes"])
 json.dump(spec, open(path, "w"), indent=2)
 print("bench:", spec["bench"])
 PY

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The keep test's side effect on a GPU machine, in one call per step:
+#   bash bench/side_effect/device_run.sh kopt        # build and install kopt from this tree
+#   bash bench/side_effect/device_run.sh aa [N1] [N4] # A/As of the blockscale family's baseline:
+#        N1 (30) decisions with every config in one class beside N4 (20) with its four classes,
+#        at once (each takes a GPU of its own when the machine has two)
+#   bash bench/side_effect/device_run.sh spin [N]     # cuda_spin's known effects, N (20) each
+# kopt is built with KOPT_DEPS=<prefix holding include/{nlohmann,CLI,xxhash.h} and
+# share/cmake/{nlohmann_json,CLI11}> into .device/kopt (kept between calls on one machine).
+# Results go to $OUT/<step>/; bench/side_effect/rounds.py reads the A/As' samples.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/kopt-out}
+prefix=$root/.device/kopt
+export PATH=$PATH:/usr/local/cuda/bin
+step=${1:-aa}
+mkdir -p "$out/$step"
+{ date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv; nproc; } \
+  >"$out/$step/machine.txt" 2>&1
+case $step in
+kopt)
+  rm -rf "$root/.device/kopt-build"
+  { cmake -S "$root" -B "$root/.device/kopt-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DKOPT_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH="${KOPT_DEPS:?set KOPT_DEPS}" &&
+    cmake --build "$root/.device/kopt-build" -j "$(nproc)" &&
+    cmake --install "$root/.device/kopt-build" --prefix "$prefix" --strip; } >"$out/kopt/build.log" 2>&1 ||
+    { tail -30 "$out/kopt/build.log"; exit 1; }
+  ls -la "$prefix/bin" "$prefix/lib" | tee -a "$out/kopt/build.log" ;;
+aa)
+  aa=$root/examples/cuda_gemm_a8w8_blockscale/bench/aa.sh
+  ( OUT=$out/aa/one KOPT_AA_WORK=/tmp/kopt-aa-one KOPT_AA_ONE_CLASS=1 KOPT_PREFIX=$prefix \
+      bash "$aa" "${2:-30}" >"$out/aa/one.log" 2>&1 ) &
+  sleep 20 # the builds of the two copies one after the other
+  ( OUT=$out/aa/four KOPT_AA_WORK=/tmp/kopt-aa-four KOPT_PREFIX=$prefix \
+      bash "$aa" "${3:-20}" >"$out/aa/four.log" 2>&1 ) &
+  wait
+  for f in one four; do echo "== $f"; tail -n +2 "$out/aa/$f/aa.csv" | cut -d, -f1-6; done ;;
+spin)
+  OUT=$out/spin KOPT_PREFIX=$prefix KOPT_CALIBRATION_WORK=/tmp/kopt-spin \
+    bash "$root/bench/calibration/run.sh" "$root/examples/cuda_spin" "${2:-20}" >"$out/spin/run.log" 2>&1
+  cat "$out/spin/summary.txt" ;;
+esac
