@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The keep test's side effect on a GPU machine, in one call per step:
-#   bash bench/side_effect/device_run.sh kopt        # build and install kopt from this tree
-#   bash bench/side_effect/device_run.sh aa [N1] [N4] # A/As of the blockscale family's baseline:
-#        N1 (30) decisions with every config in one class beside N4 (20) with its four classes,
-#        at once (each takes a GPU of its own when the machine has two)
-#   bash bench/side_effect/device_run.sh spin [N]     # cuda_spin's known effects, N (20) each
+#   bash bench/side_effect/device_run.sh kopt   # build and install kopt from this tree
+#   bash bench/side_effect/device_run.sh aa     # A/As of the blockscale family's baseline:
+#        KOPT_AA_N1 (30) decisions with every config in one class, then KOPT_AA_N4 (20) with its
+#        four classes
+#   bash bench/side_effect/device_run.sh spin   # cuda_spin's known effects, KOPT_SPIN_N (20) each
+# Steps chain: `device_run.sh kopt aa` builds kopt, then runs the A/As.
 # kopt is built with KOPT_DEPS=<prefix holding include/{nlohmann,CLI,xxhash.h} and
 # share/cmake/{nlohmann_json,CLI11}> into .device/kopt (kept between calls on one machine).
 # Results go to $OUT/<step>/; bench/side_effect/rounds.py reads the A/As' samples.
@@ -13,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/kopt-out}
 prefix=$root/.device/kopt
 export PATH=$PATH:/usr/local/cuda/bin
-step=${1:-aa}
+for step in "$@"; do
 mkdir -p "$out/$step"
 { date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv; nproc; } \
   >"$out/$step/machine.txt" 2>&1
@@ -28,15 +29,14 @@ kopt)
   ls -la "$prefix/bin" "$prefix/lib" | tee -a "$out/kopt/build.log" ;;
 aa)
   aa=$root/examples/cuda_gemm_a8w8_blockscale/bench/aa.sh
-  ( OUT=$out/aa/one KOPT_AA_WORK=/tmp/kopt-aa-one KOPT_AA_ONE_CLASS=1 KOPT_PREFIX=$prefix \
-      bash "$aa" "${2:-30}" >"$out/aa/one.log" 2>&1 ) &
-  sleep 20 # the builds of the two copies one after the other
-  ( OUT=$out/aa/four KOPT_AA_WORK=/tmp/kopt-aa-four KOPT_PREFIX=$prefix \
-      bash "$aa" "${3:-20}" >"$out/aa/four.log" 2>&1 ) &
-  wait
+  OUT=$out/aa/one KOPT_AA_WORK=/tmp/kopt-aa-one KOPT_AA_ONE_CLASS=1 KOPT_PREFIX=$prefix \
+    bash "$aa" "${KOPT_AA_N1:-30}" >"$out/aa/one.log" 2>&1
+  OUT=$out/aa/four KOPT_AA_WORK=/tmp/kopt-aa-four KOPT_PREFIX=$prefix \
+    bash "$aa" "${KOPT_AA_N4:-20}" >"$out/aa/four.log" 2>&1
   for f in one four; do echo "== $f"; tail -n +2 "$out/aa/$f/aa.csv" | cut -d, -f1-6; done ;;
 spin)
   OUT=$out/spin KOPT_PREFIX=$prefix KOPT_CALIBRATION_WORK=/tmp/kopt-spin \
-    bash "$root/bench/calibration/run.sh" "$root/examples/cuda_spin" "${2:-20}" >"$out/spin/run.log" 2>&1
+    bash "$root/bench/calibration/run.sh" "$root/examples/cuda_spin" "${KOPT_SPIN_N:-20}" >"$out/spin/run.log" 2>&1
   cat "$out/spin/summary.txt" ;;
 esac
+done
