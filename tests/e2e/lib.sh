@@ -82,7 +82,7 @@ PY
 # 00 as BEST; sets b, state and kopt_family (the --spec and --state-dir arguments).
 host_family_with_baseline() { # targets...
   b=$WORK/b
-  state=$b/kopt/host_gemm
+  state=$b/kopt/$(json_get "$family_src/family.json" name)
   kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
   cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
     -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure.log" ||

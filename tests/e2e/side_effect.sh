@@ -18,16 +18,7 @@ spec = json.load(open(sys.argv[1]))
 spec["classes"] = {"columns": ["us"], "buckets": {"us": [1000000]}}  # one class
 json.dump(spec, open(sys.argv[1], "w"), indent=2)
 PY
-b=$WORK/b
-state=$b/kopt/host_spin
-kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
-cmake -S "$family_src" -B "$b" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
-  -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=OFF >"$WORK/configure.log" ||
-  { cat "$WORK/configure.log"; fail "configure"; }
-cmake --build "$b" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; fail "build"; }
-{ "$KOPT" bench "${kopt_family[@]}" --best && "$KOPT" decide "${kopt_family[@]}" --candidate 00 &&
-    "$KOPT" record "${kopt_family[@]}" --candidate 00; } >"$WORK/best.log" 2>&1 ||
-  { cat "$WORK/best.log"; fail "recording the baseline"; }
+host_family_with_baseline all
 
 export KOPT_TEST_FIRST_SIDE_SLOWER=0.003
 on_hook_side=0 pending=0

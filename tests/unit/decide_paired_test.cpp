@@ -118,6 +118,16 @@ Rates decide_many(Simulator &sim, double effect, int n) {
   return rates;
 }
 
+// The second of two decisions in a row of a candidate with `effect`, decided with the first.
+Decision second_in_a_row(Simulator &sim, double effect) {
+  auto [b1, c1] = sim.run(effect);
+  Decision d1 = decide(b1, c1, Request{});
+  auto [b2, c2] = sim.run(effect);
+  Request r;
+  r.previous = d1;
+  return decide(b2, c2, r);
+}
+
 } // namespace
 
 TEST_SUITE_BEGIN("decide::paired");
@@ -215,23 +225,13 @@ TEST_CASE("a change within the threshold counts only when two measurements in a 
   SUBCASE("two measurements in the same arrangement do not confirm each other") {
     Simulator same = quiet();
     same.alternate = false;
-    auto [b1, c1] = same.run(-0.006);
-    Decision d1 = decide(b1, c1, Request{});
-    auto [b2, c2] = same.run(-0.006);
-    Request r;
-    r.previous = d1;
-    Decision d2 = decide(b2, c2, r);
+    Decision d2 = second_in_a_row(same, -0.006);
     CHECK(d2.verdict == Verdict::tie);
     CHECK(d2.classes[0].pending);
     CHECK_FALSE(d2.classes[0].repeated);
   }
   SUBCASE("a slowdown within the threshold is a regression that does not count") {
-    auto [b1, c1] = sim.run(0.006);
-    Decision d1 = decide(b1, c1, Request{});
-    auto [b2, c2] = sim.run(0.006);
-    Request r;
-    r.previous = d1;
-    Decision d2 = decide(b2, c2, r);
+    Decision d2 = second_in_a_row(sim, 0.006);
     CHECK(d2.verdict == Verdict::regression);
     CHECK_FALSE(d2.counts_as_regression());
   }
