@@ -15,6 +15,10 @@ Handler setup_ls(CLI::App &app) {
   return [options](Context &context) {
     options->require_state_dir();
     LoadedFamily loaded = load_family(*options);
+    for (const auto &folder : loaded.candidates.skipped()) {
+      context.err << "kopt: warning: " << folder.string()
+                  << ": no candidate.json, so not a candidate (skipped)\n";
+    }
     std::vector<report::CandidateRow> rows =
         report::list_candidates(loaded.family, loaded.candidates, loaded.layout);
     context.out << (context.json ? util::dump_json(report::to_json(rows)) + "\n"

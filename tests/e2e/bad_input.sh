@@ -35,6 +35,14 @@ gen >"$WORK/out.log" 2>&1 || { cat "$WORK/out.log"; fail "a scratch folder stops
 grep -q "kopt: warning: .*candidates/scratch: no candidate.json, so not a candidate (skipped)" \
   "$WORK/out.log" || { cat "$WORK/out.log"; fail "no warning naming the scratch folder"; }
 [ ! -e "$WORK/gen/scratch" ] || fail "a scratch folder was generated as a candidate"
+"$KOPT" ls --spec "$WORK/f/family.json" --state-dir "$WORK/ls-state" >"$WORK/out.log" 2>&1 ||
+  { cat "$WORK/out.log"; fail "a scratch folder stops kopt ls"; }
+grep -q "kopt: warning: .*candidates/scratch: no candidate.json" "$WORK/out.log" ||
+  { cat "$WORK/out.log"; fail "kopt ls does not name the scratch folder"; }
+cmake -S "$WORK/f" -B "$WORK/b-scratch" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+  >"$WORK/out.log" 2>&1 || { cat "$WORK/out.log"; fail "a scratch folder stops the configure step"; }
+grep -q "candidates/scratch: no candidate.json" "$WORK/out.log" ||
+  { cat "$WORK/out.log"; fail "the configure step does not name the scratch folder"; }
 
 echo "--- a tuned row naming a kernel that is not compiled"
 fresh

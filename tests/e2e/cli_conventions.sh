@@ -87,4 +87,6 @@ run 2 "$KOPT" status --spec "$spec" --state-dir "$WORK/stat" --json
 json 'assert "no such folder" in d["error"], d' "an error under --json"
 run 2 "$KOPT" tune "${fam[@]}" --chunck 4 --json
 json 'assert d["error"].startswith("tune: unknown option"), d' "a usage error under --json"
+run 2 "$KOPT" round "${fam[@]}" --id 42 --json
+json 'assert "42" in d["error"] and set(d) == {"error"}, d' "kopt round's exit 2 under --json (AGENTS.md)"
 echo "ok"
