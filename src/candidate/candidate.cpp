@@ -1,6 +1,7 @@
 #include "candidate/candidate.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/text.hpp"
@@ -20,6 +21,36 @@ std::vector<std::string> ids(const std::vector<Candidate> &candidates) {
     out.push_back(c.id());
   }
   return out;
+}
+
+// The candidates whose target names no config class of the family's configs, one line each.
+std::vector<std::string> find_target_problems(const spec::Family &family,
+                                              const std::vector<Candidate> &candidates) {
+  auto targeted = [](const Candidate &c) { return c.spec.target != "global"; };
+  if (std::none_of(candidates.begin(), candidates.end(), targeted)) {
+    return {};
+  }
+  util::CsvTable configs = util::read_csv(family.configs);
+  std::vector<std::string> classes;
+  for (const auto &row : configs.rows) {
+    std::string name = spec::config_class(family.classes, configs.header, row);
+    if (std::find(classes.begin(), classes.end(), name) == classes.end()) {
+      classes.push_back(name);
+    }
+  }
+  std::vector<std::string> problems;
+  for (const auto &c : candidates) {
+    const std::string &target = c.spec.target;
+    if (!targeted(c) || std::find(classes.begin(), classes.end(), target) != classes.end()) {
+      continue;
+    }
+    std::string hint = util::nearest(target, classes);
+    problems.push_back((c.dir / "candidate.json").string() + ": target: '" + target +
+                       "' is not a config class of " + family.configs.filename().string() +
+                       " (classes: " + util::join(classes, ", ") + ", or global)" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
+  return problems;
 }
 
 } // namespace
@@ -72,6 +103,7 @@ CandidateSet CandidateSet::discover(const spec::Family &family) {
       at = &*next;
     }
   }
+  set.target_problems_ = find_target_problems(family, set.candidates_);
   return set;
 }
 

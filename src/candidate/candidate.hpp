@@ -33,6 +33,12 @@ public:
   /// The sub-folders of candidates_dir that discover() skipped (no candidate.json), sorted.
   const std::vector<std::filesystem::path> &skipped() const { return skipped_; }
 
+  /// One line per candidate whose target is neither "global" nor a config class of the
+  /// family's configs ("candidates/06/candidate.json: target: 'N<257' is not a config class of
+  /// configs.csv (classes: ...)"), found when the candidates are read: the configure step
+  /// fails on it and `kopt ls` names it, before anything is built or measured.
+  const std::vector<std::string> &target_problems() const { return target_problems_; }
+
   /// Returns the candidate `id`; throws `unknown candidate 'id' (candidates: ...)`.
   const Candidate &get(const std::string &id) const;
 
@@ -67,6 +73,7 @@ private:
 
   std::vector<Candidate> candidates_;
   std::vector<std::filesystem::path> skipped_;
+  std::vector<std::string> target_problems_;
 };
 
 /// The content hash (docs/FORMATS.md) of a candidate whose resolved sources are `sources` (name ->

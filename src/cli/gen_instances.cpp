@@ -2,7 +2,9 @@
 #include "cli/subcommands.hpp"
 #include "gen/generate.hpp"
 #include "spec/family.hpp"
+#include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -44,6 +46,9 @@ Handler setup_gen_instances(CLI::App &app) {
   return [options](Context &context) {
     spec::Family family = spec::load_family(options->spec);
     candidate::CandidateSet set = candidate::CandidateSet::discover(family);
+    if (!set.target_problems().empty()) {
+      throw Error(util::join(set.target_problems(), "\n"));
+    }
     std::vector<std::string> ids = options->candidates;
     if (ids.empty()) {
       for (const auto &c : set.all()) {

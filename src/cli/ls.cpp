@@ -19,6 +19,9 @@ Handler setup_ls(CLI::App &app) {
       context.err << "kopt: warning: " << folder.string()
                   << ": no candidate.json, so not a candidate (skipped)\n";
     }
+    for (const std::string &problem : loaded.candidates.target_problems()) {
+      context.err << "kopt: warning: " << problem << "\n";
+    }
     std::vector<report::CandidateRow> rows =
         report::list_candidates(loaded.family, loaded.candidates, loaded.layout);
     context.out << (context.json ? util::dump_json(report::to_json(rows)) + "\n"
