@@ -1,4 +1,4 @@
-"""Prints bench/compile's records (compile.jsonl) as the tables of docs/BENCHMARKS.md, with each
+"""Prints bench/compile's records (compile.jsonl) as the tables of docs/PERFORMANCE.md, with each
 of issue 7's targets checked and the ratios to the naive one-module build."""
 import json
 import sys

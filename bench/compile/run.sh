@@ -14,7 +14,7 @@
 #   cold_all  (COLD_ALL=1) every candidate, cold, in another fresh folder
 # and the anchor: the naive build (all instances of 00 in one TU, no ccache, the compile
 # command of one instance TU from compile_commands.json), rebuilt for every candidate.
-# Each step's record goes to $OUT/compile.jsonl; report.py prints the table for BENCHMARKS.md.
+# Each step's record goes to $OUT/compile.jsonl; report.py prints the table for docs/PERFORMANCE.md.
 #
 # Env: KOPT_PREFIX (default: the install of the kopt on PATH), JOBS (default nproc), OUT (default
 # /tmp/kopt-bench-compile), WORK (scratch, default a new temp folder), MODES ("ccache noccache"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The winners-only heuristic figures of docs/BENCHMARKS.md from aiter's own tuned table (no GPU):
+# The winners-only heuristic figures of docs/PERFORMANCE.md from aiter's own tuned table (no GPU):
 # fit on the whole table and score it (in sample), then hold out 30% of its (N,K) pairs chosen
 # by --holdout-seeded 0.3 --seed S, fit on the rest and score them, for seeds 1..20; beside
 # each, the most frequent kernel alone on the same shapes and aiter PR 3316's hand-made rules.

@@ -39,4 +39,7 @@ spin)
     bash "$root/bench/calibration/run.sh" "$root/examples/cuda_spin" "${KOPT_SPIN_N:-20}" >"$out/spin/run.log" 2>&1
   cat "$out/spin/summary.txt" ;;
 esac
+# One archive per step (the device returns few files), its summaries beside it.
+tar czf "$out/$step.tgz" -C "$out" "$step" &&
+  find "$out/$step" -mindepth 1 -type d -exec rm -rf {} +
 done

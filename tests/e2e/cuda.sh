@@ -2,7 +2,7 @@
 # candidate of the CUDA calibration family and the blockscale GEMM's baseline (17, landed) compile and link
 # through kopt's generated targets, each harness carries sm_90a code, and runs its host side. The
 # cheat candidates of tests/fixtures/cheats/cuda_spin compile too, so they are ready for a GPU.
-# Nothing runs on a GPU here; the device runs are in docs/BENCHMARKS.md.
+# Nothing runs on a GPU here; the device runs are in docs/PERFORMANCE.md.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja

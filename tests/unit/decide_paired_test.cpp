@@ -18,7 +18,7 @@ using kopt::profile::Source;
 
 namespace {
 
-// A side-by-side run simulated at the noise seen on an H100 (docs/BENCHMARKS.md): every harness
+// A side-by-side run simulated at the noise seen on an H100 (docs/PERFORMANCE.md): every harness
 // run shifts all its times together (clocks, placement), every config a little on its own, and
 // every launch jitters, with rare slow outliers; the machine drifts slowly over the run.
 struct Simulator {

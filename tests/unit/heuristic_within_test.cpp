@@ -22,7 +22,7 @@ Results table(const std::string &text, double ties) {
   return r;
 }
 
-// The leave-one-pair-out evaluation of docs/BENCHMARKS.md's sweep section: the rule features of
+// The leave-one-pair-out evaluation of docs/PERFORMANCE.md's sweep section: the rule features of
 // bench/heuristic_eval.sh (M, N, K, M*N, nine wave fills, the waves ratios of six tile shapes).
 std::vector<std::string> sweep_features() {
   std::vector<std::string> out = {"M", "N", "K", "M*N"};
@@ -96,7 +96,7 @@ TEST_CASE("--within on the committed 42-pair sweep: held-out figures, and the em
   options.within = 0.02;
   options.features = sweep_features();
 
-  // Leave one (N,K) pair out, as heuristic_eval.sh --within 0.02 does (docs/BENCHMARKS.md).
+  // Leave one (N,K) pair out, as heuristic_eval.sh --within 0.02 does (docs/PERFORMANCE.md).
   Evaluation e = evaluate_folds(r, 42, options, "a8w8_bs_64x64_w2x2_s3", 0.02);
   CHECK(e.total.shapes == 1512);
   CHECK(e.total.within_tie >= 1410); // 93.3%; the tie-slack fit at 12 arms: 1371 (90.7%)

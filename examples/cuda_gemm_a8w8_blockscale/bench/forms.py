@@ -6,7 +6,7 @@ passes (each row's lowest median), resolves ties at 0.02 as kopt does, and score
 (N,K) pair out exactly as `kopt heuristic eval` does (`reproduce` prints heuristic_eval.sh's six
 tie-slack rows, the check that this scorer is kopt's):
   forms.py reproduce   the tie-slack fit (kopt's greedy and pruned Gini trees) at 8 / 12 arms
-  forms.py forms       the other forms of docs/BENCHMARKS.md's table (CART by depth, the fit to
+  forms.py forms       the other forms of docs/PERFORMANCE.md's table (CART by depth, the fit to
                        the slowdown beyond 2% of tuned, leaves that pick by a per-kernel model)
   forms.py ceiling     the noise ceiling in eval's own scoring: machine 1's choices on machine 2
   forms.py hull        the --within 0.02 fit at 32 arms, split into pairs inside the sweep's

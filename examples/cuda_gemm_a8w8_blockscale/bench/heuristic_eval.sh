@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The held-out heuristic table of docs/BENCHMARKS.md from a full.csv of tune.sh, no GPU needed:
+# The held-out heuristic table of docs/PERFORMANCE.md from a full.csv of tune.sh, no GPU needed:
 # leave one (N,K) pair out, fit on the others, score the held-out pair, for three feature sets
 # (M, N, K, M*N; + the wave fills of the family's tile shapes; + ratios of the wave counts of the
 # six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3. Then the

@@ -4,7 +4,7 @@
 # and Phi-3 at several TP degrees, times a 36-value M grid: 1512 shapes) on a GPU machine, with
 # the harness's own event timing (ncu on 14 x 1512 runs would take hours): configure against a kopt install, `kopt tune`, then copy full.csv and
 # tuned.csv to $OUT. Fit and eval need no GPU and run anywhere on full.csv. Repeat 20 and ties
-# 0.02 by default: docs/BENCHMARKS.md measured the pass-to-pass noise behind both. A sweep cut by
+# 0.02 by default: docs/PERFORMANCE.md measured the pass-to-pass noise behind both. A sweep cut by
 # the timeout resumes where it stopped on the next call; KOPT_TUNE_SEED=<a full.csv> starts from
 # rows measured before (a run on fewer configs), so only the missing rows are measured.
 # KOPT_TUNE_PASSES=2 measures the sweep twice and keeps each row's lower median (see below).
