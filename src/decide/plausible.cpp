@@ -29,11 +29,12 @@ struct Rates {
   std::string source;     ///< "kopt's table: NVIDIA H200 SXM", "family.json roofline.peaks[0]"
 };
 
-// A value with a decimal prefix: "21.6 MB", "4.8 TB/s".
-std::string si(double value, const std::string &unit) {
+// A value with a decimal prefix, below `below` of it: "21.6 MB", "4.8 TB/s"; "1979 TFLOP/s"
+// with `below` 10000, as data sheets write tensor throughput.
+std::string si(double value, const std::string &unit, double below = 1000) {
   static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
   size_t i = 0;
-  while (std::fabs(value) >= 1000 && i + 1 < std::size(prefixes)) {
+  while (std::fabs(value) >= below && i + 1 < std::size(prefixes)) {
     value /= 1000;
     ++i;
   }
@@ -80,7 +81,7 @@ std::string describe_rates(const Rates &rates, const std::string &math) {
     parts.push_back(si(rates.bytes_per_s, "B/s"));
   }
   if (rates.flops_per_s > 0) {
-    parts.push_back(si(rates.flops_per_s, "FLOP/s") + (math.empty() ? "" : " " + math));
+    parts.push_back(si(rates.flops_per_s, "FLOP/s", 1e4) + (math.empty() ? "" : " " + math));
   }
   return util::join(parts, ", ") + " (" + rates.source + ")";
 }
@@ -112,7 +113,8 @@ Limit limit_of(const spec::Roofline &roofline, const Rates &rates,
       double flops = roofline.flops->evaluate(numbers);
       if (1e6 * flops / rates.flops_per_s > limit.us) {
         limit.us = 1e6 * flops / rates.flops_per_s;
-        limit.figure = "its " + si(flops, "FLOP") + " at " + si(rates.flops_per_s, "FLOP/s");
+        limit.figure =
+            "its " + si(flops, "FLOP", 1e4) + " at " + si(rates.flops_per_s, "FLOP/s", 1e4);
       }
     }
   } catch (const Error &) {

@@ -80,7 +80,7 @@ import json, re, sys
 d = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 light = d["speed_of_light"]
-assert light["missing"] == "" and light["peak"] == "1 PB/s, 1 EFLOP/s (family.json roofline.peaks[0])", light
+assert light["missing"] == "" and light["peak"] == "1 PB/s, 1000 PFLOP/s (family.json roofline.peaks[0])", light
 rows = {r["class"]: r for r in light["classes"]}
 classes = [r["class"] for r in d["classes"]]
 assert list(rows) == classes + ["overall"], (list(rows), classes)

@@ -17,6 +17,7 @@ namespace {
 
 // The tiny family (configs M,N,K: 16,64,128 / 32,64,128 / 100,100,2000) with `roofline` set.
 fs::path tiny_with_roofline(const TempDir &tmp, const nlohmann::json &roofline) {
+  fs::remove_all(tmp.path() / "tiny");
   fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
   fs::path file = tmp.path() / "tiny" / "family.json";
   nlohmann::json j = kopt::util::read_json(file);
