@@ -150,6 +150,9 @@ Side measure_side(const Measurement &m, const spec::Roofline &roofline, const Ra
   return side;
 }
 
+// A fraction in percent with three significant digits: "43.3%", "1.53e-05%".
+std::string percent(double fraction) { return util::format_number(100 * fraction, 3) + "%"; }
+
 double geomean_of_logs(const std::vector<double> &logs) {
   double sum = 0;
   for (double v : logs) {
@@ -261,9 +264,11 @@ std::string format_speed_of_light(const SpeedOfLight &light) {
                 "configs", "limit us", "best", "cand");
   text += line;
   for (const ClassLight &row : light.classes) {
-    std::snprintf(line, sizeof line, "%-*s %7d %12.3f %8.1f%% %8.1f%%\n", static_cast<int>(width),
-                  row.config_class.c_str(), row.configs, row.limit_us, 100 * row.best_fraction,
-                  100 * row.candidate_fraction);
+    // Significant digits, not decimals: a fraction far from the limit still shows.
+    std::snprintf(line, sizeof line, "%-*s %7d %12s %9s %9s\n", static_cast<int>(width),
+                  row.config_class.c_str(), row.configs,
+                  util::format_number(row.limit_us, 4).c_str(), percent(row.best_fraction).c_str(),
+                  percent(row.candidate_fraction).c_str());
     text += line;
   }
   return text;
@@ -275,8 +280,8 @@ std::string describe_speed_of_light(const SpeedOfLight &light) {
   }
   std::vector<std::string> parts;
   for (const ClassLight &row : light.classes) {
-    parts.push_back(row.config_class + " " + util::format_number(100 * row.candidate_fraction, 3) +
-                    "% (BEST " + util::format_number(100 * row.best_fraction, 3) + "%)");
+    parts.push_back(row.config_class + " " + percent(row.candidate_fraction) + " (BEST " +
+                    percent(row.best_fraction) + ")");
   }
   return "Speed of light on " + light.device + " (each class's limit over its time; peaks " +
          light.peak + "): " + util::join(parts, ", ") + ".";

@@ -61,7 +61,7 @@ expect_reason "$WORK/impossible.json" "; BEST 00 ran 6 configs faster than"
 expect_reason "$WORK/impossible.json" "(family.json roofline.peaks[0])"
 grep -q "^verdict: failed (impossible time: " "$WORK/impossible.txt" || fail "decide printed no refusal"
 grep -q "^speed of light on " "$WORK/impossible.txt" || fail "decide printed no speed of light"
-if ctest --test-dir "$b" -L keep -R '^candidate_01\.' >"$WORK/keep.log" 2>&1; then
+if ctest --test-dir "$b" -L keep -R '^candidate_01\.' --output-on-failure >"$WORK/keep.log" 2>&1; then
   cat "$WORK/keep.log"; fail "the keep test passed on an impossible measurement"
 fi
 grep -q "impossible time" "$WORK/keep.log" || { cat "$WORK/keep.log"; fail "the keep test's log"; }
@@ -88,9 +88,13 @@ assert rows["overall"]["configs"] == 6, rows["overall"]
 for r in light["classes"]:
     assert 0 < r["candidate_fraction"] < 1 and 0 < r["best_fraction"] < 1, r
     # decide's table: the class, its configs, its limit and both fractions in percent
-    line = re.search(r"^%s +%d +[0-9.]+ +([0-9.]+)%% +([0-9.]+)%%$" % (re.escape(r["class"]), r["configs"]),
+    number = r"([0-9.]+(?:e[-+][0-9]+)?)"
+    line = re.search(r"^%s +%d +%s +%s%% +%s%%$" % (re.escape(r["class"]), r["configs"], number, number, number),
                      text, re.M)
-    assert line and abs(float(line.group(2)) - 100 * r["candidate_fraction"]) < 0.06, (r, text)
+    assert line, (r, text)
+    for got, want in ((line.group(1), r["limit_us"]), (line.group(2), 100 * r["best_fraction"]),
+                      (line.group(3), 100 * r["candidate_fraction"])):
+        assert abs(float(got) / want - 1) < 0.01, (got, want, text)
 print("speed of light per class:", {c: "%.3g%%" % (100 * r["candidate_fraction"]) for c, r in rows.items()})
 PY
 "$KOPT" record "${kopt_family[@]}" --candidate 01 >"$WORK/record_01.log" 2>&1 ||

@@ -81,7 +81,7 @@ TEST_CASE("each class's fraction of the device's limit: bytes or flops, whicheve
   std::string table = kopt::decide::format_speed_of_light(light);
   CHECK(table.find("speed of light on NVIDIA H200, peaks 4.8 TB/s, 1979 TFLOP/s fp8") == 0);
   CHECK(table.find("\ndecode        2        4.328     43.3%     54.1%\n") != std::string::npos);
-  CHECK(table.find("\nprefill       1      104.173     52.1%     69.4%\n") != std::string::npos);
+  CHECK(table.find("\nprefill       1        104.2     52.1%     69.4%\n") != std::string::npos);
 }
 
 TEST_CASE("a candidate faster than the device allows is refused, naming the config and figure") {
