@@ -99,8 +99,11 @@ Handler setup_decide(CLI::App &app) {
     } else {
       context.out << "candidate " << id << " vs BEST " << best.id << " (target " << decision.target
                   << ")\n"
-                  << decide::format_table(decision) << decide::format_traffic(decision)
-                  << decide::format_verdict(decision);
+                  << decide::format_table(decision) << decide::format_traffic(decision);
+      if (decision.speed_of_light) {
+        context.out << decide::format_speed_of_light(*decision.speed_of_light);
+      }
+      context.out << decide::format_verdict(decision);
     }
     return decision.verdict == decide::Verdict::keep ? 0 : 1;
   };

@@ -943,6 +943,9 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
 Decision decide(const Measurement &best, const Measurement &candidate, const Request &request,
                 const Options &options) {
   Decision d = decide_measured(best, candidate, request, options);
+  if (request.roofline) {
+    apply_roofline(d, best, candidate, *request.roofline);
+  }
   // Work outside the family's kernels is counted, never hidden; the verdict says where it went.
   d.outside_regex = outside_regex(candidate);
   if (!d.outside_regex.empty()) {
@@ -1128,6 +1131,7 @@ nlohmann::json to_json(const Decision &d) {
   for (const OutsideKernel &k : d.outside_regex) {
     outside.push_back({{"kernel", k.kernel}, {"share", k.share}, {"configs", k.configs}});
   }
+  nlohmann::json light = d.speed_of_light ? to_json(*d.speed_of_light) : nlohmann::json(nullptr);
   return {{"family", d.family},
           {"candidate", d.candidate},
           {"hash", d.hash},
@@ -1159,7 +1163,8 @@ nlohmann::json to_json(const Decision &d) {
           {"identical_to", d.identical_to},
           {"counts_as_regression", d.counts_as_regression()},
           {"notes", d.notes},
-          {"outside_kernel_regex", outside}};
+          {"outside_kernel_regex", outside},
+          {"speed_of_light", light}};
 }
 
 namespace {
@@ -1315,6 +1320,10 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   auto traffic = util::json_field_or<nlohmann::json>(j, "traffic", nullptr, source);
   if (!traffic.is_null()) {
     d.traffic = traffic_from_json(traffic, source + ": traffic");
+  }
+  auto light = util::json_field_or<nlohmann::json>(j, "speed_of_light", nullptr, source);
+  if (!light.is_null()) {
+    d.speed_of_light = speed_of_light_from_json(light, source + ": speed_of_light");
   }
   return d;
 }

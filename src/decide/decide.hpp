@@ -1,7 +1,9 @@
 #pragma once
 
+#include "decide/plausible.hpp"
 #include "profile/measurement.hpp"
 #include "spec/defaults.hpp"
+#include "spec/roofline.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -162,6 +164,8 @@ struct Decision {
   std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
   /// The candidate's counted kernels outside kernel_regex, named in the reason too.
   std::vector<OutsideKernel> outside_regex;
+  /// Each class's fraction of the device's limits; absent when the family declares no roofline.
+  std::optional<SpeedOfLight> speed_of_light;
   std::string file; ///< the decision.json it was read from (read_decision), for errors; "" when
                     ///< made in memory. Not serialised.
 
@@ -199,6 +203,8 @@ struct Request {
   std::optional<Decision> previous; ///< the last decision for this candidate, for the noise rule
   std::string identical_to; ///< set when the candidate's content equals BEST's or a recorded one
   std::optional<Calibration> calibration; ///< the machine's resolution, when calibrated
+  /// The family's roofline: the plausibility gate and each class's speed of light.
+  std::optional<spec::Roofline> roofline;
 };
 
 /// The correctness rule for one config: its output was compared against the golden and its

@@ -469,7 +469,8 @@ std::optional<Figure> decision_figure(const DecisionView &d) {
                                 num(100 * d.confidence, 3) +
                                 "% interval; green is better beyond the threshold, red worse, "
                                 "grey a tie, orange pending. " +
-                                escape(d.reason),
+                                escape(d.reason) +
+                                (d.speed_of_light.empty() ? "" : " " + escape(d.speed_of_light)),
                             marks),
                 marks};
 }

@@ -32,6 +32,7 @@ struct DecisionView {
   double confidence = 0.95;
   std::vector<ClassChange> classes;
   std::optional<ClassChange> overall;
+  std::string speed_of_light; ///< each class's fraction of the device's limits; "": none
 };
 
 /// The state a change reads as against the noise threshold, by decide's rule for a change no

@@ -53,6 +53,9 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
     decide::Decision d = decide::read_decision(file);
     if (d.hash == last->hash && d.best == last->best) {
       view.reason = d.reason;
+      if (d.speed_of_light) {
+        view.speed_of_light = decide::describe_speed_of_light(*d.speed_of_light);
+      }
       view.threshold = d.options.noise;
       view.confidence = d.options.confidence;
       if (d.overall) {

@@ -64,6 +64,7 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   request.target = candidate.spec.target;
   request.expected_hash = loaded.candidates.content_hash(loaded.family, id);
   request.best_hash = best.hash;
+  request.roofline = loaded.family.roofline;
   request.identical_to = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
                                               loaded.candidates, id, best);
   fs::path decision_path = loaded.layout.decision(id);

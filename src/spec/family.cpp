@@ -28,7 +28,7 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "configs",      "classes",    "harness",
                                                 "kernel_regex", "editable",   "candidates",
                                                 "timeout_s",    "bench",      "compile_budget_s",
-                                                "keep",         "app"};
+                                                "keep",         "app",        "roofline"};
 
 using util::is_identifier;
 
@@ -596,6 +596,10 @@ Family load_family(const fs::path &file) {
   load_bench(f, top);
   load_keep(f, top);
   load_app(f, top);
+  if (top.has("roofline")) {
+    f.roofline = load_roofline(Fields(top.json().at("roofline"), top.file(), "roofline"),
+                               f.configs.string());
+  }
   return f;
 }
 

@@ -2,6 +2,7 @@
 
 #include "heuristic/rules.hpp"
 #include "spec/defaults.hpp"
+#include "spec/roofline.hpp"
 
 #include <filesystem>
 #include <map>
@@ -91,6 +92,7 @@ struct Family {
   double keep_max_regression = defaults::keep_max_regression;
   KeepWeighting keep_weighting = KeepWeighting::equal; ///< keep.weighting
   std::optional<App> app;                              ///< "app"; absent: the family names none
+  std::optional<Roofline> roofline; ///< "roofline"; absent: no plausibility gate, no fractions
 
   /// Returns the instance called `name`, or nullptr.
   const Instance *find_instance(const std::string &name) const;
