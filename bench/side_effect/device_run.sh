@@ -5,6 +5,8 @@
 #        KOPT_AA_N1 (30) decisions with every config in one class, then KOPT_AA_N4 (20) with its
 #        four classes
 #   bash bench/side_effect/device_run.sh spin   # cuda_spin's known effects, KOPT_SPIN_N (20) each
+#   bash bench/side_effect/device_run.sh sol    # the blockscale BEST's speed of light per class
+#   bash bench/side_effect/device_run.sh cheats # the CUDA cheat suites through the user's flow
 # Steps chain: `device_run.sh kopt aa` builds kopt, then runs the A/As.
 # kopt is built with KOPT_DEPS=<prefix holding include/{nlohmann,CLI,xxhash.h} and
 # share/cmake/{nlohmann_json,CLI11}> into .device/kopt (kept between calls on one machine).
@@ -38,6 +40,21 @@ spin)
   OUT=$out/spin KOPT_PREFIX=$prefix KOPT_CALIBRATION_WORK=/tmp/kopt-spin \
     bash "$root/bench/calibration/run.sh" "$root/examples/cuda_spin" "${KOPT_SPIN_N:-20}" >"$out/spin/run.log" 2>&1
   cat "$out/spin/summary.txt" ;;
+sol)
+  OUT=$out/sol KOPT_AA_WORK=/tmp/kopt-sol KOPT_PREFIX=$prefix \
+    bash "$root/examples/cuda_gemm_a8w8_blockscale/bench/aa.sh" 2 >"$out/sol/aa.log" 2>&1
+  fam=(--spec /tmp/kopt-sol/src/family.json
+       --state-dir /tmp/kopt-sol/build/kopt/cuda_gemm_a8w8_blockscale)
+  { "$prefix/bin/kopt" decide "${fam[@]}" --candidate 17; "$prefix/bin/kopt" decide "${fam[@]}" --candidate 90; } \
+    >"$out/sol/decide.txt" 2>&1
+  cat "$out/sol/decide.txt" ;;
+cheats)
+  for f in cuda_spin cuda_gemm_a8w8_blockscale; do
+    OUT=$out/cheats KOPT_PREFIX=$prefix KOPT_CHEATS_WORK=/tmp/kopt-cheats \
+      bash "$root/bench/cheats/run.sh" "$root/examples/$f" "$root/tests/fixtures/cheats/$f" \
+      >"$out/cheats/$f.log" 2>&1
+    cat "$out/cheats/cheats_$f.csv"
+  done ;;
 esac
 # One archive per step (the device returns few files), its summaries beside it.
 tar czf "$out/$step.tgz" -C "$out" "$step" &&
