@@ -585,9 +585,9 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
   if (request.previous && request.previous->candidate == d.candidate &&
       request.previous->hash == d.hash && request.previous->best == d.best &&
       request.previous->best_hash == d.best_hash) {
-    bool other_arrangement = !rounds || (!d.arrangement.empty() &&
-                                         !request.previous->arrangement.empty() &&
-                                         request.previous->arrangement != d.arrangement);
+    bool other_arrangement =
+        !rounds || (!d.arrangement.empty() && !request.previous->arrangement.empty() &&
+                    request.previous->arrangement != d.arrangement);
     if (request.previous->date == d.date) {
       again = &*request.previous;
     } else if (other_arrangement) {
@@ -1023,8 +1023,8 @@ std::string format_table(const Decision &d) {
   if (paired) {
     text += "intervals: " + util::format_number(d.options.confidence * 100, 4) + "% over " +
             std::to_string(d.rounds) + " side-by-side rounds" +
-            (d.arrangement.empty() ? "" : " (" + d.arrangement + ")") + "; threshold " +
-            threshold + "\n";
+            (d.arrangement.empty() ? "" : " (" + d.arrangement + ")") + "; threshold " + threshold +
+            "\n";
   } else {
     text += "unpaired: BEST and the candidate were not measured side by side with samples "
             "(decided on geomeans, threshold " +

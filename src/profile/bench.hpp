@@ -105,8 +105,8 @@ struct BenchRun {
 /// interruption is rethrown saying that no measurement was written.
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          const std::string &id, const std::string &best_id, int rounds,
-                         util::ProcessRunner &runner,
-                         const RunSetup &setup, util::Progress &progress);
+                         util::ProcessRunner &runner, const RunSetup &setup,
+                         util::Progress &progress);
 
 /// Why an existing measurement of `id` (content hash `hash`) cannot be reused, or "" when it
 /// can: it must be of the same sources measured under the same conditions (and, side by side,

@@ -220,7 +220,8 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   m.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   if (!m.arrangement.empty() && m.arrangement != "best-first" &&
       m.arrangement != "candidate-first") {
-    throw Error(source + ": field 'arrangement': expected \"best-first\" or \"candidate-first\", got '" +
+    throw Error(source +
+                ": field 'arrangement': expected \"best-first\" or \"candidate-first\", got '" +
                 m.arrangement + "'");
   }
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);

@@ -27,10 +27,10 @@ struct Simulator {
   int configs_per_class = 18;
   int rounds = 6; // kopt's default bench.rounds
   int repeat = 5;
-  double run_sd = 0.0022;   // shared by a run's configs
-  double config_sd = 0.003; // one config in one run
-  double sample_sd = 0.01;  // one launch
-  double drift = 0.0005;    // per run, steady
+  double run_sd = 0.0022;       // shared by a run's configs
+  double config_sd = 0.003;     // one config in one run
+  double sample_sd = 0.01;      // one launch
+  double drift = 0.0005;        // per run, steady
   double first_side_slower = 0; // a side effect: the side that starts first is this much slower
   bool alternate = true;        // arrangements alternate from one measurement to the next, as
                                 // kopt's bench does; false keeps BEST first every time

@@ -389,9 +389,10 @@ struct ServedRun {
     base.tmp.write("state/golden/golden.bin", "a golden");
   }
 
-  kopt::profile::SideBySide run(kopt::profile::GoldenCheck best_golden) {
+  kopt::profile::SideBySide
+  run(kopt::profile::Arrangement arrangement = kopt::profile::Arrangement::best_first) {
     return kopt::profile::run_side_by_side(base.family, base.layout, "00", "01", 3, runner,
-                                           base.setup, kopt::util::Progress::none(), best_golden);
+                                           base.setup, kopt::util::Progress::none(), arrangement);
   }
 };
 
@@ -403,7 +404,7 @@ bool has(const std::vector<std::string> &argv, const std::string &arg) {
 
 TEST_CASE("under the tracer each side's rounds are served by one harness, in turns") {
   ServedRun t;
-  auto side = t.run(kopt::profile::GoldenCheck::skip);
+  auto side = t.run();
   CHECK(t.runner.events == std::vector<std::string>{"00 started", "00 round 1", "01 started",
                                                     "01 round 1", "01 round 2", "00 round 2",
                                                     "00 round 3", "01 round 3", "00 input closed",
@@ -414,9 +415,10 @@ TEST_CASE("under the tracer each side's rounds are served by one harness, in tur
     CHECK_FALSE(has(command.argv, "--out"));
     CHECK(command.env.at("CUDA_INJECTION64_PATH") == t.base.tracer.string());
   }
-  // The candidate's first round compares with the golden; BEST's, once recorded, never.
-  CHECK_FALSE(has(t.runner.started[0].argv, "--golden"));
+  // Both sides compare their first round with the golden: the same work besides their code.
+  CHECK(has(t.runner.started[0].argv, "--golden"));
   CHECK(has(t.runner.started[1].argv, "--golden"));
+  CHECK(side.candidate.arrangement == "best-first");
   REQUIRE(side.candidate.ok());
   REQUIRE(side.best.ok());
   CHECK(side.candidate.measured_by == kopt::profile::Source::cupti);
@@ -431,17 +433,22 @@ TEST_CASE("under the tracer each side's rounds are served by one harness, in tur
   CHECK(fs::exists(t.base.layout.results_dir("01") / "rounds" / "candidate-01.log"));
 }
 
-TEST_CASE("a BEST not yet recorded is compared with the golden in its first served round") {
+TEST_CASE("candidate-first: the candidate's harness starts first and goes first in odd rounds") {
   ServedRun t;
-  t.run(kopt::profile::GoldenCheck::compare);
-  REQUIRE(t.runner.started.size() == 2);
-  CHECK(has(t.runner.started[0].argv, "--golden"));
+  auto side = t.run(kopt::profile::Arrangement::candidate_first);
+  CHECK(t.runner.events == std::vector<std::string>{"01 started", "01 round 1", "00 started",
+                                                    "00 round 1", "00 round 2", "01 round 2",
+                                                    "01 round 3", "00 round 3", "00 input closed",
+                                                    "01 input closed"});
+  REQUIRE(side.candidate.ok());
+  CHECK(side.candidate.arrangement == "candidate-first");
+  CHECK(side.best.arrangement == "candidate-first");
 }
 
 TEST_CASE("a served harness that dies fails its side, naming the round and the config") {
   ServedRun t;
   t.runner.fail_round["01"] = 2;
-  auto side = t.run(kopt::profile::GoldenCheck::skip);
+  auto side = t.run();
   CHECK_FALSE(side.candidate.ok());
   INFO(side.candidate.reason);
   CHECK(side.candidate.reason.find("round 2 of 2: harness killed by signal 11") == 0);
