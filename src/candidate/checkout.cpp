@@ -6,6 +6,7 @@
 #include "util/json_file.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace kopt::candidate {
@@ -29,12 +30,11 @@ std::vector<std::string> names_of(const std::map<std::string, std::string> &file
 
 // The family, candidate and hash a folder's marker names; empty fields when it has none.
 nlohmann::json marker_of(const fs::path &dir) {
-  fs::path file = dir / kCheckoutMarker;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) {
+  // A marker that is a symlink marks nothing: it may name another folder's checkout.
+  if (!why_not_plain_inside(dir, kCheckoutMarker, Missing::refused).empty()) {
     return nlohmann::json::object();
   }
-  nlohmann::json j = util::read_json(file);
+  nlohmann::json j = util::read_json(dir / kCheckoutMarker);
   return j.is_object() ? j : nlohmann::json::object();
 }
 
@@ -166,13 +166,31 @@ Change folder_change(const spec::Family &family, const CandidateSet &candidates,
   }
   std::map<std::string, std::string> before = candidates.files(family, base);
   std::map<std::string, std::string> after = before;
+  // Folders are walked, never followed: a symlink or a device is refused, not read through.
+  std::vector<std::string> refused;
   for (const auto &entry : fs::recursive_directory_iterator(dir)) {
     std::string rel = entry.path().lexically_relative(dir).generic_string();
-    if (entry.is_regular_file() && rel != kCheckoutMarker) {
-      after[rel] = util::read_file(entry.path());
+    fs::file_status status = entry.symlink_status();
+    if (fs::is_directory(status) || rel == kCheckoutMarker) {
+      continue;
     }
+    std::string why = why_not_plain_inside(dir, rel, Missing::refused);
+    if (!why.empty()) {
+      // A generated folder's links (a build folder's) are dropped unread, as its files are.
+      if (!is_generated_path(rel)) {
+        refused.push_back(rel + " " + why);
+      }
+      continue;
+    }
+    after[rel] = util::read_file(entry.path());
   }
-  return {diff_files(before, after, runner), "--from-dir " + dir.string(), {}};
+  std::string what = "--from-dir " + dir.string();
+  if (!refused.empty()) {
+    std::sort(refused.begin(), refused.end());
+    throw Error(what + ": refused: a candidate takes regular files inside the folder only: " +
+                util::join(refused, "; ") + "; nothing written");
+  }
+  return {diff_files(before, after, runner), what, {}};
 }
 
 } // namespace kopt::candidate

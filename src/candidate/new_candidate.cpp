@@ -234,12 +234,26 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
                                        {"ls-files", "--others", "--exclude-standard", "-z", "--",
                                         place.prefix.empty() ? "." : place.prefix},
                                        what);
+  std::vector<std::string> refused;
   for (const auto &path : util::split(untracked, '\0')) {
-    if (!path.empty()) {
-      change.text += new_file_section(path, is_generated_path(path.substr(place.prefix.size()))
-                                                ? std::string(1, '\0')
-                                                : util::read_file(top / path));
+    if (path.empty()) {
+      continue;
     }
+    if (is_generated_path(path.substr(place.prefix.size()))) {
+      change.text += new_file_section(path, std::string(1, '\0'));
+      continue;
+    }
+    // git lists an untracked symlink as a file: its target is no part of the worktree.
+    std::string why = why_not_plain_inside(top, path, Missing::refused);
+    if (!why.empty()) {
+      refused.push_back(path + " " + why);
+      continue;
+    }
+    change.text += new_file_section(path, util::read_file(top / path));
+  }
+  if (!refused.empty()) {
+    throw Error(what + ": refused: a candidate takes regular files inside the worktree only: " +
+                util::join(refused, "; ") + "; nothing written");
   }
   return change;
 }
