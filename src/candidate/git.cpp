@@ -11,8 +11,9 @@ namespace kopt::candidate {
 namespace fs = std::filesystem;
 
 util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
-                        const std::vector<std::string> &args) {
+                        const std::vector<std::string> &args, const GitEnv &env) {
   util::Command command;
+  command.env = env;
   command.argv = {"git",
                   "-C",
                   dir.string(),
@@ -30,8 +31,9 @@ util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
 }
 
 std::string git_or_throw(util::ProcessRunner &runner, const fs::path &dir,
-                         const std::vector<std::string> &args, const std::string &what) {
-  util::ProcessResult result = git(runner, dir, args);
+                         const std::vector<std::string> &args, const std::string &what,
+                         const GitEnv &env) {
+  util::ProcessResult result = git(runner, dir, args, env);
   if (!result.ok()) {
     throw Error(what + ": `git " + util::join(args, " ") + "` in " + dir.string() + " " +
                 result.describe(120) + ": " + std::string(util::trim(result.err)));

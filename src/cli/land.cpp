@@ -19,6 +19,7 @@ struct LandOptions {
   std::string id;
   bool commit = false;
   bool drop_unrecorded = false;
+  bool overwrite = false;
 };
 
 // The candidates attempts.jsonl names: settled work, whatever its verdict.
@@ -92,10 +93,16 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
                 "'s already, and every other candidate is based on it");
   }
   util::RealProcessRunner runner;
+  std::vector<std::string> dirty = candidate::uncommitted(loaded.family, plan.written, runner);
+  if (!dirty.empty() && !options.overwrite) {
+    throw Error("land: the family's files that landing writes hold uncommitted changes: " +
+                util::join(dirty, ", ") + ": commit or stash them, or give --overwrite to " +
+                "replace them with candidate " + id + "'s; nothing written");
+  }
   if (options.commit) {
     // Candidate folders that were never committed would leave no trace: they go in first.
-    out.kept_commit = candidate::commit_family(
-        loaded.family, loaded.family.candidates_dir,
+    out.kept_commit = candidate::commit_paths(
+        loaded.family, candidate::landed_paths(loaded.family, plan, true),
         "kopt: the candidates of " + loaded.family.name + " before landing " + id, runner);
   }
   auto write = [&] {
@@ -114,8 +121,9 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
     out.message = "landed " + id + " (no ledger: nothing recorded)";
   }
   if (options.commit) {
-    out.commit = candidate::commit_family(loaded.family, loaded.family.dir,
-                                          commit_message(loaded, plan), runner);
+    out.commit =
+        candidate::commit_paths(loaded.family, candidate::landed_paths(loaded.family, plan, false),
+                                commit_message(loaded, plan), runner);
   }
   return out;
 }
@@ -169,7 +177,10 @@ Handler setup_land(CLI::App &app) {
                  "the candidate to land (default: BEST; without a ledger, the one measured "
                  "elsewhere)");
   app.add_flag("--commit", options->commit,
-               "commit the family folder's change in its git repository");
+               "commit what landing wrote (and nothing the user staged) in the family's git "
+               "repository");
+  app.add_flag("--overwrite", options->overwrite,
+               "replace uncommitted changes to the family's files that landing writes");
   app.add_flag("--drop-unrecorded", options->drop_unrecorded,
                "remove the candidates the ledger has not recorded too (else they are rebased)");
   return [options](Context &context) {

@@ -63,8 +63,32 @@ grep -q "equals candidate 13's content" "$WORK/new19.err" || { cat "$WORK/new19.
 
 echo "--- kopt land --commit: BEST $landed becomes the family's own files"
 "$KOPT" checkout "${kopt_family[@]}" --dir "$WORK/best-files" >/dev/null || fail "checkout --dir"
-"$KOPT" land "${kopt_family[@]}" --commit --json >"$WORK/land.json" 2>"$WORK/land.err" ||
+echo "--- a dirty tree: land keeps the user's edit unless --overwrite, and commits nothing staged"
+echo "// my own edit" >>"$family_src/gemm_kernel.hpp"
+echo "my notes" >"$family_src/NOTES.txt"
+git -C "$repo" add host_gemm/NOTES.txt
+echo "// my harness change" >>"$family_src/harness.cpp"
+head_before=$(git -C "$repo" rev-parse HEAD)
+lines_before=$(wc -l <"$state/ledger/attempts.jsonl")
+rc=0
+"$KOPT" land "${kopt_family[@]}" --commit >/dev/null 2>"$WORK/land-dirty.err" || rc=$?
+[ $rc -eq 2 ] || { cat "$WORK/land-dirty.err"; fail "land in a dirty tree exited $rc, not 2"; }
+grep -qF "land: the family's files that landing writes hold uncommitted changes: gemm_kernel.hpp (modified): commit or stash them, or give --overwrite to replace them with candidate $landed's; nothing written" \
+  "$WORK/land-dirty.err" || { cat "$WORK/land-dirty.err"; fail "the dirty tree's message"; }
+[ "$(tail -1 "$family_src/gemm_kernel.hpp")" = "// my own edit" ] || fail "the user's edit is gone"
+[ "$(git -C "$repo" rev-parse HEAD)" = "$head_before" ] || fail "a refused land committed"
+[ "$(wc -l <"$state/ledger/attempts.jsonl")" = "$lines_before" ] || fail "a refused land was recorded"
+"$KOPT" land "${kopt_family[@]}" --commit --overwrite --json >"$WORK/land.json" 2>"$WORK/land.err" ||
   { cat "$WORK/land.err"; fail "land"; }
+for commit in HEAD HEAD^; do
+  ! git -C "$repo" show --name-only --format= "$commit" | grep -E "NOTES.txt|harness.cpp" ||
+    fail "$commit holds the user's NOTES.txt or harness.cpp"
+done
+[ "$(git -C "$repo" status --porcelain -- host_gemm)" = "$(printf 'A  host_gemm/NOTES.txt\n M host_gemm/harness.cpp')" ] ||
+  { git -C "$repo" status --porcelain; fail "the user's staged NOTES.txt and harness.cpp change"; }
+git -C "$repo" rm -q --cached host_gemm/NOTES.txt
+rm "$family_src/NOTES.txt"
+git -C "$repo" checkout -q -- host_gemm/harness.cpp
 for f in gemm_kernel.hpp instance.cpp.in; do
   cmp -s "$WORK/best-files/$f" "$family_src/$f" || fail "the family's $f is not BEST $landed's"
 done
