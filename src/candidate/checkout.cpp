@@ -54,10 +54,24 @@ std::string tree_of(util::ProcessRunner &runner, const fs::path &repo,
   return std::string(util::trim(git_or_throw(runner, work, {"write-tree"}, "diff")));
 }
 
+// A checkout inside the family's folder would become part of the family: a candidate folder
+// kopt reads, or a repository that `land --commit` commits as an embedded one.
+void refuse_inside_family(const spec::Family &family, const fs::path &dir) {
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(family.dir, ec);
+  fs::path target = fs::weakly_canonical(fs::absolute(dir), ec);
+  fs::path inside = target.lexically_relative(root);
+  if (!ec && !inside.empty() && inside.begin()->string() != "..") {
+    throw Error(dir.string() + ": inside the family's folder " + family.dir.string() +
+                ", where a checkout would become part of the family: choose a folder outside it");
+  }
+}
+
 } // namespace
 
 Checkout checkout_folder(const spec::Family &family, const CandidateSet &candidates,
                          const std::string &id, const fs::path &dir, Existing existing) {
+  refuse_inside_family(family, dir);
   std::map<std::string, std::string> files = candidates.files(family, id);
   if (!empty_or_missing(dir)) {
     nlohmann::json marker = marker_of(dir);
@@ -83,6 +97,7 @@ Checkout checkout_folder(const spec::Family &family, const CandidateSet &candida
 Checkout checkout_worktree(const spec::Family &family, const CandidateSet &candidates,
                            const std::string &id, const fs::path &dir, util::ProcessRunner &runner,
                            Existing existing) {
+  refuse_inside_family(family, dir);
   RepoPlace place = repo_place(family.dir, runner);
   if (place.top.empty()) {
     throw Error(family.dir.string() +

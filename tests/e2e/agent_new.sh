@@ -167,6 +167,17 @@ grep -qF "$WORK/cw/host_gemm/instances/gemm_16x16x16.in is under instances, whic
   "$WORK/logs/replace-link.err" || { cat "$WORK/logs/replace-link.err"; fail "the checkout's message"; }
 [ -z "$(ls -A "$WORK/outside")" ] || fail "checkout --replace wrote into $WORK/outside"
 rm "$WORK/cw/host_gemm/instances"
+echo "--- a checkout into the family's own folder: refused, nothing made there"
+for kind in --dir --worktree; do
+  rc=0
+  "$KOPT" checkout "${fam[@]}" --id 00 $kind "$family_src/candidates/co" >/dev/null 2>"$WORK/logs/inside.err" || rc=$?
+  [ $rc -eq 2 ] || { cat "$WORK/logs/inside.err"; fail "checkout $kind into candidates/ exited $rc, not 2"; }
+  grep -qF "candidates/co: inside the family's folder" "$WORK/logs/inside.err" &&
+    grep -qF "where a checkout would become part of the family: choose a folder outside it" "$WORK/logs/inside.err" ||
+    { cat "$WORK/logs/inside.err"; fail "checkout $kind into candidates/: the message"; }
+  [ ! -e "$family_src/candidates/co" ] || fail "checkout $kind made candidates/co"
+done
+[ -z "$(git -C "$repo" worktree list --porcelain | grep candidates/co)" ] || fail "a worktree was added"
 echo "--- usage errors exit 2, the status of every kopt error (a verdict never is 2)"
 rc=0
 "$KOPT" round "${fam[@]}" >/dev/null 2>&1 || rc=$?
