@@ -173,9 +173,9 @@ void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &con
 Handler setup_land(CLI::App &app) {
   auto options = std::make_shared<LandOptions>();
   options->family.add_to(app);
-  app.add_option("--id", options->id,
-                 "the candidate to land (default: BEST; without a ledger, the one measured "
-                 "elsewhere)");
+  auto *id = app.add_option("--id", options->id,
+                            "the candidate to land (default: BEST; without a ledger, the one "
+                            "measured elsewhere)");
   app.add_flag("--commit", options->commit,
                "commit what landing wrote (and nothing the user staged) in the family's git "
                "repository");
@@ -183,8 +183,11 @@ Handler setup_land(CLI::App &app) {
                "replace uncommitted changes to the family's files that landing writes");
   app.add_flag("--drop-unrecorded", options->drop_unrecorded,
                "remove the candidates the ledger has not recorded too (else they are rebased)");
-  return [options](Context &context) {
+  return [options, id](Context &context) {
     LoadedFamily loaded = load_family(options->family);
+    if (id->count() > 0) {
+      loaded.candidates.get(options->id); // `--id ''` names no candidate: refused as others are
+    }
     Landed landed = land(loaded, *options);
     print_landed(landed, loaded, context);
     return 0;

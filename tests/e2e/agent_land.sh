@@ -63,6 +63,16 @@ grep -q "equals candidate 13's content" "$WORK/new19.err" || { cat "$WORK/new19.
 
 echo "--- kopt land --commit: BEST $landed becomes the family's own files"
 "$KOPT" checkout "${kopt_family[@]}" --dir "$WORK/best-files" >/dev/null || fail "checkout --dir"
+echo "--- messages: land --id '' is refused, a TMPDIR that is no folder is named"
+rc=0
+"$KOPT" land "${kopt_family[@]}" --id '' >/dev/null 2>"$WORK/land-empty-id.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "unknown candidate ''" "$WORK/land-empty-id.err" ||
+  { cat "$WORK/land-empty-id.err"; fail "land --id '' exited $rc"; }
+rc=0
+TMPDIR=$WORK/no-such-tmp "$KOPT" diff "${kopt_family[@]}" 11 13 >/dev/null 2>"$WORK/tmpdir.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "TMPDIR=$WORK/no-such-tmp: not a folder kopt can make temporary files in" "$WORK/tmpdir.err" ||
+  { cat "$WORK/tmpdir.err"; fail "a missing TMPDIR: exit $rc"; }
+
 echo "--- a dirty tree: land keeps the user's edit unless --overwrite, and commits nothing staged"
 echo "// my own edit" >>"$family_src/gemm_kernel.hpp"
 echo "my notes" >"$family_src/NOTES.txt"
@@ -118,6 +128,17 @@ assert land["patches"] and all(p.endswith(".patch") for p in land["patches"]), l
 PY
 git -C "$repo" log -2 --format=%s | sed -n 2p | grep -q "^kopt: the candidates of host_gemm before landing $landed" ||
   { git -C "$repo" log -3 --format=%s; fail "the candidates were not committed before the landing"; }
+
+echo "--- BEST's folder deleted by hand: kopt status says so and exits 1"
+mv "$family_src/candidates/$landed" "$WORK/best-folder"
+rc=0
+"$KOPT" status "${kopt_family[@]}" >"$WORK/status-gone.txt" 2>&1 || rc=$?
+[ $rc -eq 1 ] && grep -qF "error: BEST $landed's folder $family_src/candidates/$landed is gone" "$WORK/status-gone.txt" ||
+  { cat "$WORK/status-gone.txt"; fail "status without BEST's folder exited $rc"; }
+rc=0
+"$KOPT" status "${kopt_family[@]}" --json >"$WORK/status-gone.json" 2>&1 || rc=$?
+[ $rc -eq 1 ] && json_get "$WORK/status-gone.json" error | grep -qF "is gone" || fail "status --json without BEST's folder"
+mv "$WORK/best-folder" "$family_src/candidates/$landed"
 
 echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST"
 agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing"
