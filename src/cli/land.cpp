@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -184,6 +185,11 @@ Handler setup_land(CLI::App &app) {
   app.add_flag("--drop-unrecorded", options->drop_unrecorded,
                "remove the candidates the ledger has not recorded too (else they are rebased)");
   return [options, id](Context &context) {
+    // Alone: no round builds or measures the family's files while they are rewritten.
+    options->family.resolve();
+    util::FileLock family(
+        spec::Layout(options->family.state_dir, options->family.ledger).lock("family"),
+        &context.err, util::FileLock::Mode::exclusive, "kopt land");
     LoadedFamily loaded = load_family(options->family);
     if (id->count() > 0) {
       loaded.candidates.get(options->id); // `--id ''` names no candidate: refused as others are

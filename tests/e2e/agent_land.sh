@@ -140,12 +140,32 @@ rc=0
 [ $rc -eq 1 ] && json_get "$WORK/status-gone.json" error | grep -qF "is gone" || fail "status --json without BEST's folder"
 mv "$WORK/best-folder" "$family_src/candidates/$landed"
 
-echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST"
-agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing"
-python3 - "$WORK/round-14.json" <<'PY' || { cat "$WORK/round-14.log"; fail "round 14"; }
+echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST, in a"
+echo "    build folder whose configure was interrupted; a land meanwhile waits for it, saying why"
+rm "$b/build.ninja"
+agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing" >"$WORK/agent14.log" &
+round_pid=$!
+for _ in $(seq 300); do
+  grep -qs "kopt round of candidate 14" "$state/locks/family.lock" && break
+  sleep 0.2
+done
+grep -qs "kopt round of candidate 14" "$state/locks/family.lock" || { wait $round_pid; fail "round 14 never took the family's lock"; }
+rc=0
+"$KOPT" land "${kopt_family[@]}" --json >"$WORK/land2.json" 2>"$WORK/land2.err" || rc=$?
+wait $round_pid || fail "round 14"
+cat "$WORK/agent14.log"
+grep -q "kopt: waiting for $state/locks/family.lock (held by pid [0-9]*: kopt round of candidate 14)" "$WORK/land2.err" ||
+  { cat "$WORK/land2.err"; fail "the land did not say it waits for round 14"; }
+[ $rc -eq 0 ] || { cat "$WORK/land2.err"; fail "the land after round 14 exited $rc"; }
+grep -q "has no build.ninja (an interrupted configure?): configuring it again" "$WORK/round-14.log" ||
+  { cat "$WORK/round-14.log"; fail "round 14 did not configure the broken build folder again"; }
+python3 - "$WORK/round-14.json" "$state/ledger" <<'PY' || { cat "$WORK/round-14.log"; fail "round 14"; }
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["verdict"] in ("keep", "tie", "regression", "split"), r
 assert r["record"]["outcome"] == "recorded", r
+lines = [json.loads(l) for l in open(f"{sys.argv[2]}/attempts.jsonl")]
+# The land ran after the round's record, not beside it.
+assert lines[-1]["kind"] == "land" and lines[-2].get("candidate") == "14", lines[-2:]
 PY
 echo "PASS"
