@@ -21,7 +21,8 @@ public:
   /// Creates `path` (and its folder) when missing and blocks until the lock is held. When
   /// another process holds it, first writes one line to `waiting` (when given) naming the file,
   /// the holder's pid and what the holder said it does (its `doing`: "kopt land of candidate
-  /// 11"). Throws kopt::Error naming `path` when it cannot be opened or locked.
+  /// 11"; of shared holders, the one that took it last). Throws kopt::Error naming `path` when
+  /// it cannot be opened or locked.
   explicit FileLock(const std::filesystem::path &path, std::ostream *waiting = nullptr,
                     Mode mode = Mode::exclusive, const std::string &doing = "");
   ~FileLock();
