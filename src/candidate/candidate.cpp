@@ -249,8 +249,69 @@ std::map<std::string, std::string> CandidateSet::files(const spec::Family &famil
   return files;
 }
 
+namespace {
+
+std::string kind_of(const fs::file_status &status) {
+  switch (status.type()) {
+  case fs::file_type::directory:
+    return "a folder";
+  case fs::file_type::character:
+    return "a character device";
+  case fs::file_type::block:
+    return "a block device";
+  case fs::file_type::fifo:
+    return "a FIFO";
+  case fs::file_type::socket:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+} // namespace
+
+std::string why_not_plain_inside(const fs::path &root, const std::string &rel, Missing missing) {
+  fs::path normal = fs::path(rel).lexically_normal();
+  if (normal.empty() || normal.is_absolute() || normal.begin()->string() == "..") {
+    return "leaves the folder";
+  }
+  fs::path at = root;
+  fs::path walked;
+  for (auto part = normal.begin(); part != normal.end(); ++part) {
+    at /= *part;
+    walked /= *part;
+    bool last = std::next(part) == normal.end();
+    std::string who = last ? "" : "is under " + walked.generic_string() + ", which ";
+    std::error_code ec;
+    fs::file_status status = fs::symlink_status(at, ec);
+    if (status.type() == fs::file_type::not_found) {
+      return missing == Missing::allowed ? "" : "does not exist";
+    }
+    if (ec) {
+      return who + "cannot be read: " + ec.message();
+    }
+    if (fs::is_symlink(status)) {
+      return who + "is a symlink to " + fs::read_symlink(at, ec).string();
+    }
+    if (!last && !fs::is_directory(status)) {
+      return who + "is not a folder";
+    }
+    if (last && !fs::is_regular_file(status)) {
+      return "is " + kind_of(status);
+    }
+  }
+  return "";
+}
+
 void write_files(const std::filesystem::path &root,
                  const std::map<std::string, std::string> &files) {
+  for (const auto &[rel, bytes] : files) {
+    std::string why = why_not_plain_inside(root, rel, Missing::allowed);
+    if (!why.empty()) {
+      throw Error((root / rel).string() + " " + why + ": kopt writes regular files inside " +
+                  root.string() + " only; refused, nothing written");
+    }
+  }
   for (const auto &[rel, bytes] : files) {
     std::filesystem::create_directories((root / rel).parent_path());
     util::write_file_atomic(root / rel, bytes);

@@ -83,8 +83,19 @@ std::string content_hash_of(const spec::Family &family,
                             const std::map<std::string, std::string> &sources,
                             const std::map<std::string, std::string> &instance_templates);
 
+/// Whether a path that plain_file_inside checks may be absent (a file about to be written).
+enum class Missing { refused, allowed };
+
+/// "" when `rel` under `root` is reached through folders alone (no part of it a symlink, no
+/// `..`) and is a regular file (or, with Missing::allowed, is not there yet); else what it is
+/// instead, to follow `rel` in a message: "is a symlink to /etc/passwd", "is under instances, which
+/// is a symlink to /tmp", "is a character device", "is a folder", "does not exist".
+std::string why_not_plain_inside(const std::filesystem::path &root, const std::string &rel,
+                                 Missing missing);
+
 /// Writes `files` (relative path -> bytes, as CandidateSet::files gives them) under `root`, each
-/// atomically, making the folders they need.
+/// atomically, making the folders they need. A path whose folder or file under `root` is a
+/// symlink (or not a regular file) is a kopt::Error naming it, before anything is written.
 void write_files(const std::filesystem::path &root,
                  const std::map<std::string, std::string> &files);
 

@@ -6,6 +6,7 @@
 #include "util/json_file.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace kopt::candidate {
@@ -29,12 +30,11 @@ std::vector<std::string> names_of(const std::map<std::string, std::string> &file
 
 // The family, candidate and hash a folder's marker names; empty fields when it has none.
 nlohmann::json marker_of(const fs::path &dir) {
-  fs::path file = dir / kCheckoutMarker;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) {
+  // A marker that is a symlink marks nothing: it may name another folder's checkout.
+  if (!why_not_plain_inside(dir, kCheckoutMarker, Missing::refused).empty()) {
     return nlohmann::json::object();
   }
-  nlohmann::json j = util::read_json(file);
+  nlohmann::json j = util::read_json(dir / kCheckoutMarker);
   return j.is_object() ? j : nlohmann::json::object();
 }
 
@@ -54,10 +54,24 @@ std::string tree_of(util::ProcessRunner &runner, const fs::path &repo,
   return std::string(util::trim(git_or_throw(runner, work, {"write-tree"}, "diff")));
 }
 
+// A checkout inside the family's folder would become part of the family: a candidate folder
+// kopt reads, or a repository that `land --commit` commits as an embedded one.
+void refuse_inside_family(const spec::Family &family, const fs::path &dir) {
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(family.dir, ec);
+  fs::path target = fs::weakly_canonical(fs::absolute(dir), ec);
+  fs::path inside = target.lexically_relative(root);
+  if (!ec && !inside.empty() && inside.begin()->string() != "..") {
+    throw Error(dir.string() + ": inside the family's folder " + family.dir.string() +
+                ", where a checkout would become part of the family: choose a folder outside it");
+  }
+}
+
 } // namespace
 
 Checkout checkout_folder(const spec::Family &family, const CandidateSet &candidates,
                          const std::string &id, const fs::path &dir, Existing existing) {
+  refuse_inside_family(family, dir);
   std::map<std::string, std::string> files = candidates.files(family, id);
   if (!empty_or_missing(dir)) {
     nlohmann::json marker = marker_of(dir);
@@ -83,6 +97,7 @@ Checkout checkout_folder(const spec::Family &family, const CandidateSet &candida
 Checkout checkout_worktree(const spec::Family &family, const CandidateSet &candidates,
                            const std::string &id, const fs::path &dir, util::ProcessRunner &runner,
                            Existing existing) {
+  refuse_inside_family(family, dir);
   RepoPlace place = repo_place(family.dir, runner);
   if (place.top.empty()) {
     throw Error(family.dir.string() +
@@ -166,13 +181,31 @@ Change folder_change(const spec::Family &family, const CandidateSet &candidates,
   }
   std::map<std::string, std::string> before = candidates.files(family, base);
   std::map<std::string, std::string> after = before;
+  // Folders are walked, never followed: a symlink or a device is refused, not read through.
+  std::vector<std::string> refused;
   for (const auto &entry : fs::recursive_directory_iterator(dir)) {
     std::string rel = entry.path().lexically_relative(dir).generic_string();
-    if (entry.is_regular_file() && rel != kCheckoutMarker) {
-      after[rel] = util::read_file(entry.path());
+    fs::file_status status = entry.symlink_status();
+    if (fs::is_directory(status) || rel == kCheckoutMarker) {
+      continue;
     }
+    std::string why = why_not_plain_inside(dir, rel, Missing::refused);
+    if (!why.empty()) {
+      // A generated folder's links (a build folder's) are dropped unread, as its files are.
+      if (!is_generated_path(rel)) {
+        refused.push_back(rel + " " + why);
+      }
+      continue;
+    }
+    after[rel] = util::read_file(entry.path());
   }
-  return {diff_files(before, after, runner), "--from-dir " + dir.string(), {}};
+  std::string what = "--from-dir " + dir.string();
+  if (!refused.empty()) {
+    std::sort(refused.begin(), refused.end());
+    throw Error(what + ": refused: a candidate takes regular files inside the folder only: " +
+                util::join(refused, "; ") + "; nothing written");
+  }
+  return {diff_files(before, after, runner), what, {}};
 }
 
 } // namespace kopt::candidate

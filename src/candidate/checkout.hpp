@@ -27,8 +27,9 @@ enum class Existing { refuse, replace };
 inline constexpr const char *kCheckoutMarker = ".kopt-checkout.json";
 
 /// Writes candidate `id`'s files (CandidateSet::files) into folder `dir`, family-relative, with
-/// the marker. `dir` must be missing or empty; with Existing::replace, a folder of an earlier
-/// checkout of this family is emptied of its files first. Throws kopt::Error naming `dir`.
+/// the marker. `dir` must be missing or empty and outside the family's folder; with
+/// Existing::replace, a folder of an earlier checkout of this family is emptied of its files
+/// first. Throws kopt::Error naming `dir`.
 Checkout checkout_folder(const spec::Family &family, const CandidateSet &candidates,
                          const std::string &id, const std::filesystem::path &dir,
                          Existing existing = Existing::refuse);
@@ -39,7 +40,7 @@ Checkout checkout_folder(const spec::Family &family, const CandidateSet &candida
 /// so that the worktree's changes against its HEAD are changes to that candidate. With
 /// Existing::replace, an earlier checkout worktree of this family is reset to the repository's
 /// HEAD first (its changes are discarded). Throws kopt::Error when the family is in no git
-/// repository or `dir` is taken.
+/// repository, `dir` is taken or inside the family's folder.
 Checkout checkout_worktree(const spec::Family &family, const CandidateSet &candidates,
                            const std::string &id, const std::filesystem::path &dir,
                            util::ProcessRunner &runner, Existing existing = Existing::refuse);

@@ -1,9 +1,12 @@
 #include "candidate/git.hpp"
 
 #include "util/error.hpp"
+#include "util/temp_root.hpp"
 #include "util/text.hpp"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace kopt::candidate {
@@ -11,8 +14,9 @@ namespace kopt::candidate {
 namespace fs = std::filesystem;
 
 util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
-                        const std::vector<std::string> &args) {
+                        const std::vector<std::string> &args, const GitEnv &env) {
   util::Command command;
+  command.env = env;
   command.argv = {"git",
                   "-C",
                   dir.string(),
@@ -30,8 +34,9 @@ util::ProcessResult git(util::ProcessRunner &runner, const fs::path &dir,
 }
 
 std::string git_or_throw(util::ProcessRunner &runner, const fs::path &dir,
-                         const std::vector<std::string> &args, const std::string &what) {
-  util::ProcessResult result = git(runner, dir, args);
+                         const std::vector<std::string> &args, const std::string &what,
+                         const GitEnv &env) {
+  util::ProcessResult result = git(runner, dir, args, env);
   if (!result.ok()) {
     throw Error(what + ": `git " + util::join(args, " ") + "` in " + dir.string() + " " +
                 result.describe(120) + ": " + std::string(util::trim(result.err)));
@@ -50,9 +55,13 @@ RepoPlace repo_place(const fs::path &dir, util::ProcessRunner &runner) {
 }
 
 TempFolder::TempFolder(const std::string &stem) {
-  std::string pattern = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
+  fs::path root = util::temp_root();
+  std::string pattern = (root / (stem + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw Error("cannot make a temporary folder in " + fs::temp_directory_path().string());
+    const char *tmpdir = std::getenv("TMPDIR");
+    throw Error("cannot make a temporary folder in " + root.string() + " (" + std::strerror(errno) +
+                ")" + (tmpdir != nullptr && *tmpdir != '\0' ? ", which TMPDIR names" : "") +
+                ": set TMPDIR to a folder kopt can write");
   }
   path_ = pattern;
 }

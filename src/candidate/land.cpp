@@ -48,6 +48,13 @@ std::vector<std::string> LandPlan::rebased_ids() const {
   return ids;
 }
 
+std::vector<std::string> LandPlan::touched_ids() const {
+  std::vector<std::string> ids = rebased_ids();
+  ids.insert(ids.end(), removed.begin(), removed.end());
+  ids.push_back(id);
+  return ids;
+}
+
 LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
                    const std::string &id, const std::set<std::string> &settled,
                    bool drop_unrecorded) {
@@ -135,26 +142,90 @@ std::vector<fs::path> write_removed_patches(const spec::Family &family,
   return written;
 }
 
-std::string commit_family(const spec::Family &family, const fs::path &folder,
-                          const std::string &message, util::ProcessRunner &runner) {
+std::vector<std::string> uncommitted(const spec::Family &family,
+                                     const std::vector<std::string> &rels,
+                                     util::ProcessRunner &runner) {
+  RepoPlace place = repo_place(family.dir, runner);
+  if (place.top.empty() || rels.empty()) {
+    return {};
+  }
+  std::vector<std::string> args = {"status",       "--porcelain=v1",        "-z",
+                                   "--no-renames", "--untracked-files=all", "--"};
+  for (const std::string &rel : rels) {
+    args.push_back(fs::absolute(family.dir / rel).lexically_normal().string());
+  }
+  std::string out = git_or_throw(runner, place.top, args, "land");
+  std::vector<std::string> changed;
+  for (const std::string &entry : util::split(out, '\0')) {
+    if (entry.size() < 4) {
+      continue;
+    }
+    std::string rel = entry.substr(3);
+    rel = rel.starts_with(place.prefix) ? rel.substr(place.prefix.size()) : rel;
+    std::string how = entry.starts_with("??") ? "untracked"
+                      : entry[0] != ' '       ? "staged"
+                                              : "modified";
+    changed.push_back(rel + " (" + how + ")");
+  }
+  return changed;
+}
+
+std::vector<fs::path> landed_paths(const spec::Family &family, const LandPlan &plan,
+                                   bool folders_only) {
+  std::vector<fs::path> paths;
+  if (!folders_only) {
+    for (const std::string &rel : plan.written) {
+      paths.push_back(family.dir / rel);
+    }
+  }
+  for (const std::string &id : plan.touched_ids()) {
+    paths.push_back(family.candidates_dir / id);
+  }
+  return paths;
+}
+
+std::string commit_paths(const spec::Family &family, const std::vector<fs::path> &paths,
+                         const std::string &message, util::ProcessRunner &runner) {
   RepoPlace place = repo_place(family.dir, runner);
   if (place.top.empty()) {
     throw Error(family.dir.string() + ": the family folder is not in a git repository, so " +
                 "--commit cannot commit: leave it out and keep the change as your tree does");
   }
-  std::string path = fs::absolute(folder).lexically_normal().string();
-  git_or_throw(runner, place.top, {"add", "-A", "--", path}, "land --commit");
-  if (git(runner, place.top, {"diff", "--cached", "--quiet", "--", path}).ok()) {
+  const std::string what = "land --commit";
+  TempFolder temp("kopt-index");
+  GitEnv own = {{"GIT_INDEX_FILE", (temp.path() / "index").string()}};
+  bool born = git(runner, place.top, {"rev-parse", "-q", "--verify", "HEAD"}).ok();
+  git_or_throw(runner, place.top, {"read-tree", born ? "HEAD" : "--empty"}, what, own);
+  // A path neither on disk nor in HEAD (a folder never committed, now removed) holds no change.
+  std::vector<std::string> specs;
+  for (const fs::path &p : paths) {
+    std::string path = fs::absolute(p).lexically_normal().string();
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(p, ec)) ||
+        !git_or_throw(runner, place.top, {"ls-files", "--", path}, what, own).empty()) {
+      specs.push_back(path);
+    }
+  }
+  if (specs.empty()) {
+    return "";
+  }
+  std::vector<std::string> add = {"add", "-A", "--"};
+  add.insert(add.end(), specs.begin(), specs.end());
+  git_or_throw(runner, place.top, add, what, own);
+  if (git(runner, place.top, {"diff", "--cached", "--quiet"}, own).ok()) {
     return "";
   }
   // The user's identity when git has one: the landing is their change to their tree.
-  std::vector<std::string> commit = {"commit", "-q", "-m", message, "--", path};
+  std::vector<std::string> commit = {"commit", "-q", "-m", message};
   if (!git(runner, place.top, {"config", "user.email"}).ok()) {
     commit.insert(commit.begin(), {"-c", "user.name=kopt", "-c", "user.email=kopt@localhost"});
   }
-  git_or_throw(runner, place.top, commit, "land --commit");
-  return std::string(
-      util::trim(git_or_throw(runner, place.top, {"rev-parse", "HEAD"}, "land --commit")));
+  git_or_throw(runner, place.top, commit, what, own);
+  // The user's index follows HEAD for these paths; their other staged changes stay as they were.
+  std::vector<std::string> reset = {"reset", "-q", "HEAD", "--"};
+  reset.insert(reset.end(), specs.begin(), specs.end());
+  git_or_throw(runner, place.top, reset, what);
+  return std::string(util::trim(git_or_throw(runner, place.top, {"rev-parse", "HEAD"}, what)));
 }
 
 } // namespace kopt::candidate

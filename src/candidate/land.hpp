@@ -24,6 +24,10 @@ struct LandPlan {
 
   /// The ids of `rebased`, in order.
   std::vector<std::string> rebased_ids() const;
+
+  /// The candidates whose folders landing rewrites or removes: the landed one, the rebased and
+  /// the removed ones.
+  std::vector<std::string> touched_ids() const;
 };
 
 /// Plans landing candidate `id`: its files become the family folder's, its folder keeps only
@@ -49,11 +53,26 @@ std::vector<std::filesystem::path> write_removed_patches(const spec::Family &fam
                                                          const std::filesystem::path &dir,
                                                          util::ProcessRunner &runner);
 
-/// Commits the changes under `folder` (the family's folder, or its candidates'): `git add -A` and
-/// `git commit` of that folder alone, in the repository holding the family, with `message`, as
-/// the user's git identity (kopt's when git has none). Returns the commit, or "" when there was
-/// nothing to commit. Throws kopt::Error when the family is in no git repository or git fails.
-std::string commit_family(const spec::Family &family, const std::filesystem::path &folder,
-                          const std::string &message, util::ProcessRunner &runner);
+/// The files of the family among `rels` (family-relative) that git holds changes to beyond its
+/// HEAD, each as "rel (modified)", "rel (staged)" or "rel (untracked)": what writing them would
+/// lose. Empty when the family is in no git repository.
+std::vector<std::string> uncommitted(const spec::Family &family,
+                                     const std::vector<std::string> &rels,
+                                     util::ProcessRunner &runner);
+
+/// The paths landing `plan` writes or removes: the family's files it writes (unless
+/// `folders_only`) and the folders of plan.touched_ids().
+std::vector<std::filesystem::path> landed_paths(const spec::Family &family, const LandPlan &plan,
+                                                bool folders_only);
+
+/// Commits `paths` as the working tree holds them and nothing else, in the repository holding
+/// the family, with `message`, as the user's git identity (kopt's when git has none). It uses an
+/// index of its own, read from HEAD, so that what the user staged stays staged and out of the
+/// commit; the user's index then holds `paths` as committed. Returns the commit, or "" when
+/// `paths` hold no change. Throws kopt::Error when the family is in no git repository or git
+/// fails.
+std::string commit_paths(const spec::Family &family,
+                         const std::vector<std::filesystem::path> &paths,
+                         const std::string &message, util::ProcessRunner &runner);
 
 } // namespace kopt::candidate

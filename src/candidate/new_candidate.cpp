@@ -8,6 +8,8 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -167,6 +169,42 @@ std::vector<std::string> family_paths(const spec::Family &family,
   return rel;
 }
 
+// The pid a staging folder's name ends with (`.new-<id>-<pid>`, `.old-<id>-<pid>`), 0 if none.
+pid_t staging_pid(const std::string &name) {
+  if (!name.starts_with(".new-") && !name.starts_with(".old-")) {
+    return 0;
+  }
+  size_t dash = name.rfind('-');
+  std::string digits = name.substr(dash + 1);
+  if (dash <= 5 || digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return 0;
+  }
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+// What a killed writer of candidate folders left in `parent`: a staging folder is removed, and
+// an old folder moved aside (`.old-<id>-<pid>`) goes back where no new one took its place.
+void sweep_staging(const fs::path &parent) {
+  std::error_code ec;
+  std::vector<fs::path> left;
+  for (const auto &entry : fs::directory_iterator(parent, ec)) {
+    pid_t pid = staging_pid(entry.path().filename().string());
+    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      left.push_back(entry.path());
+    }
+  }
+  for (const fs::path &path : left) {
+    std::string name = path.filename().string();
+    fs::path dir = parent / name.substr(5, name.rfind('-') - 5);
+    if (name.starts_with(".old-") && !fs::exists(dir, ec)) {
+      fs::rename(path, dir);
+    } else {
+      fs::remove_all(path);
+    }
+  }
+}
+
 } // namespace
 
 bool is_generated_path(const std::string &path) {
@@ -184,6 +222,7 @@ bool is_generated_path(const std::string &path) {
 void write_candidate_folder(const fs::path &dir, const NewRequest &request,
                             const std::map<std::string, std::string> &changed) {
   fs::path parent = dir.parent_path();
+  sweep_staging(parent);
   fs::path staging = parent / (".new-" + request.id + "-" + std::to_string(::getpid()));
   fs::remove_all(staging);
   fs::create_directories(staging);
@@ -234,12 +273,26 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
                                        {"ls-files", "--others", "--exclude-standard", "-z", "--",
                                         place.prefix.empty() ? "." : place.prefix},
                                        what);
+  std::vector<std::string> refused;
   for (const auto &path : util::split(untracked, '\0')) {
-    if (!path.empty()) {
-      change.text += new_file_section(path, is_generated_path(path.substr(place.prefix.size()))
-                                                ? std::string(1, '\0')
-                                                : util::read_file(top / path));
+    if (path.empty()) {
+      continue;
     }
+    if (is_generated_path(path.substr(place.prefix.size()))) {
+      change.text += new_file_section(path, std::string(1, '\0'));
+      continue;
+    }
+    // git lists an untracked symlink as a file: its target is no part of the worktree.
+    std::string why = why_not_plain_inside(top, path, Missing::refused);
+    if (!why.empty()) {
+      refused.push_back(path + " " + why);
+      continue;
+    }
+    change.text += new_file_section(path, util::read_file(top / path));
+  }
+  if (!refused.empty()) {
+    throw Error(what + ": refused: a candidate takes regular files inside the worktree only: " +
+                util::join(refused, "; ") + "; nothing written");
   }
   return change;
 }

@@ -66,7 +66,9 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
 
 /// Writes candidate folder `dir` whole: candidate.json from `request` (no base for an empty one;
 /// proposal only when given) and `files` (folder-relative -> bytes), staged in a hidden sibling
-/// folder and renamed into place, so that a reader sees the old folder or the new one.
+/// folder and renamed into place, so that a reader sees the old folder or the new one. What a
+/// killed writer left beside it first goes: its staging folders are removed, and an old folder
+/// it had moved aside is put back where no new one replaced it.
 void write_candidate_folder(const std::filesystem::path &dir, const NewRequest &request,
                             const std::map<std::string, std::string> &files);
 

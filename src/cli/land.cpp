@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@ struct LandOptions {
   std::string id;
   bool commit = false;
   bool drop_unrecorded = false;
+  bool overwrite = false;
 };
 
 // The candidates attempts.jsonl names: settled work, whatever its verdict.
@@ -92,10 +94,16 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
                 "'s already, and every other candidate is based on it");
   }
   util::RealProcessRunner runner;
+  std::vector<std::string> dirty = candidate::uncommitted(loaded.family, plan.written, runner);
+  if (!dirty.empty() && !options.overwrite) {
+    throw Error("land: the family's files that landing writes hold uncommitted changes: " +
+                util::join(dirty, ", ") + ": commit or stash them, or give --overwrite to " +
+                "replace them with candidate " + id + "'s; nothing written");
+  }
   if (options.commit) {
     // Candidate folders that were never committed would leave no trace: they go in first.
-    out.kept_commit = candidate::commit_family(
-        loaded.family, loaded.family.candidates_dir,
+    out.kept_commit = candidate::commit_paths(
+        loaded.family, candidate::landed_paths(loaded.family, plan, true),
         "kopt: the candidates of " + loaded.family.name + " before landing " + id, runner);
   }
   auto write = [&] {
@@ -114,8 +122,9 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
     out.message = "landed " + id + " (no ledger: nothing recorded)";
   }
   if (options.commit) {
-    out.commit = candidate::commit_family(loaded.family, loaded.family.dir,
-                                          commit_message(loaded, plan), runner);
+    out.commit =
+        candidate::commit_paths(loaded.family, candidate::landed_paths(loaded.family, plan, false),
+                                commit_message(loaded, plan), runner);
   }
   return out;
 }
@@ -165,15 +174,26 @@ void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &con
 Handler setup_land(CLI::App &app) {
   auto options = std::make_shared<LandOptions>();
   options->family.add_to(app);
-  app.add_option("--id", options->id,
-                 "the candidate to land (default: BEST; without a ledger, the one measured "
-                 "elsewhere)");
+  auto *id = app.add_option("--id", options->id,
+                            "the candidate to land (default: BEST; without a ledger, the one "
+                            "measured elsewhere)");
   app.add_flag("--commit", options->commit,
-               "commit the family folder's change in its git repository");
+               "commit what landing wrote (and nothing the user staged) in the family's git "
+               "repository");
+  app.add_flag("--overwrite", options->overwrite,
+               "replace uncommitted changes to the family's files that landing writes");
   app.add_flag("--drop-unrecorded", options->drop_unrecorded,
                "remove the candidates the ledger has not recorded too (else they are rebased)");
-  return [options](Context &context) {
+  return [options, id](Context &context) {
+    // Alone: no round builds or measures the family's files while they are rewritten.
+    options->family.resolve();
+    util::FileLock family(
+        spec::Layout(options->family.state_dir, options->family.ledger).lock("family"),
+        &context.err, util::FileLock::Mode::exclusive, "kopt land");
     LoadedFamily loaded = load_family(options->family);
+    if (id->count() > 0) {
+      loaded.candidates.get(options->id); // `--id ''` names no candidate: refused as others are
+    }
     Landed landed = land(loaded, *options);
     print_landed(landed, loaded, context);
     return 0;

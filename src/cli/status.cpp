@@ -6,6 +6,7 @@
 #include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 
@@ -36,9 +37,26 @@ Handler setup_status(CLI::App &app) {
       }
       return 1;
     }
-    context.out << (context.json ? util::dump_json(ledger::to_json(*state)) + "\n"
-                                 : ledger::format_status(*state));
-    return 0;
+    // BEST's folder gone by hand: the state names a candidate no command can build or land.
+    std::filesystem::path best_dir = family.candidates_dir / state->best;
+    std::error_code ec;
+    std::string error;
+    if (!state->best.empty() && !std::filesystem::exists(best_dir / "candidate.json", ec)) {
+      error = "BEST " + state->best + "'s folder " + best_dir.string() +
+              " is gone (no candidate.json there): restore it (e.g. git checkout -- " +
+              best_dir.string() + ") before the next round or land";
+    }
+    if (context.json) {
+      nlohmann::json j = ledger::to_json(*state);
+      if (!error.empty()) {
+        j["error"] = error;
+      }
+      context.out << util::dump_json(j) << "\n";
+    } else {
+      context.out << ledger::format_status(*state)
+                  << (error.empty() ? "" : "error: " + error + "\n");
+    }
+    return error.empty() ? 0 : 1;
   };
 }
 

@@ -1,5 +1,6 @@
 #include "gpu/claim.hpp"
 
+#include "util/temp_root.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -13,8 +14,7 @@ namespace fs = std::filesystem;
 
 fs::path device_lock_dir() {
   const char *dir = std::getenv("KOPT_DEVICE_LOCK_DIR");
-  return dir != nullptr && *dir != '\0' ? fs::path(dir)
-                                        : fs::temp_directory_path() / "kopt-device-locks";
+  return dir != nullptr && *dir != '\0' ? fs::path(dir) : util::temp_root() / "kopt-device-locks";
 }
 
 namespace {

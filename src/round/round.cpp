@@ -10,6 +10,7 @@
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/progress.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -293,6 +294,68 @@ RoundResult stopped_before(const LoadedFamily &loaded, const std::string &id,
   return result;
 }
 
+// The file the build folder's generator builds from ("build.ninja", "Makefile"), from its
+// CMakeCache.txt; "" for other generators.
+std::string generator_file(const fs::path &build_dir) {
+  for (const std::string &line : util::split(util::read_file(build_dir / "CMakeCache.txt"), '\n')) {
+    if (line.starts_with("CMAKE_GENERATOR:INTERNAL=")) {
+      std::string generator(util::trim(line.substr(25)));
+      return generator.starts_with("Ninja")     ? "build.ninja"
+             : generator.ends_with("Makefiles") ? "Makefile"
+                                                : "";
+    }
+  }
+  return "";
+}
+
+// The ledger's last event when it is a land: "the land of candidate 11 (DATE)", what a build
+// folder from before it may not have caught up with; "" otherwise.
+std::string last_land(const ledger::Files &files) {
+  std::vector<nlohmann::json> lines = ledger::read_attempts(files.attempts());
+  if (lines.empty() || lines.back().value("kind", "") != "land") {
+    return "";
+  }
+  return "the land of candidate " + lines.back().value("candidate", "") + " (" +
+         lines.back().value("date", "") + ")";
+}
+
+// A step that fails right after a land for want of a fresh build (a binary older than the
+// landed files) is kopt's problem to name, not the candidate's failure: a kopt::Error naming
+// the land.
+[[noreturn]] void after_land(const std::string &land, const std::string &build_dir,
+                             const std::string &what) {
+  std::string folder = build_dir.empty() ? std::string("<build folder>") : build_dir;
+  throw Error(what + "; the family's files changed in " + land + ", and the build folder " +
+              folder + " may predate it: build it again (cmake --build " + folder +
+              "), then run the round again; nothing recorded");
+}
+
+// A configure stopped half-way (SIGINT) leaves CMakeCache.txt without the generator's file, and
+// every build then fails whatever the candidate holds: the folder is configured again first, or
+// the round stops as a tool error. A broken build folder is never the candidate's failure.
+void reconfigure_if_broken(const fs::path &build_dir, std::ostream *progress) {
+  std::string file = generator_file(build_dir);
+  std::error_code ec;
+  if (file.empty() || fs::exists(build_dir / file, ec)) {
+    return;
+  }
+  if (progress != nullptr) {
+    *progress << "kopt: " << build_dir.string() << " has no " << file
+              << " (an interrupted configure?): configuring it again\n"
+              << std::flush;
+  }
+  util::RealProcessRunner runner;
+  util::Command command;
+  command.argv = {"cmake", build_dir.string()};
+  util::ProcessResult result = runner.run(command);
+  if (!result.ok() || !fs::exists(build_dir / file, ec)) {
+    throw Error("--build-dir " + build_dir.string() + ": no " + file +
+                " there (an interrupted configure?), and `cmake " + build_dir.string() + "` " +
+                result.describe(0) + ": " + first_error(result.out + result.err) +
+                "; configure the folder again, then run the round again");
+  }
+}
+
 } // namespace
 
 const char *to_string(Ending ending) {
@@ -326,6 +389,7 @@ util::ProcessResult build_targets(const std::string &build_dir,
   }
   // Two ninja runs in one build folder at once would race on its logs and outputs.
   util::FileLock lock(fs::path(build_dir) / "kopt-build.lock", waiting);
+  reconfigure_if_broken(build_dir, waiting);
   util::RealProcessRunner runner;
   util::Command command;
   command.argv = {"cmake", "--build", build_dir, "--target"};
@@ -334,6 +398,10 @@ util::ProcessResult build_targets(const std::string &build_dir,
 }
 
 RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
+  // Rounds share the family's lock; `kopt land`, which rewrites the family's files and
+  // candidate folders, holds it alone: a round builds and measures files that stay as they are.
+  util::FileLock family(spec::Layout(options.state_dir, options.ledger).lock("family"), &progress,
+                        util::FileLock::Mode::shared, "kopt round of candidate " + options.id);
   for (int remeasured = 0;; ++remeasured) {
     LoadedFamily loaded = load(options.spec, options.state_dir, options.ledger);
     const std::string &id = loaded.candidates.get(options.id).id();
@@ -352,7 +420,18 @@ RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
     {
       util::FileLock results(loaded.layout.lock("results-" + id), &progress);
       if (ledger::identical_to(files, loaded.family, loaded.candidates, id, best).empty()) {
-        measured = measure(loaded, id, best, options, progress);
+        std::string land = last_land(files);
+        try {
+          measured = measure(loaded, id, best, options, progress);
+        } catch (const Error &e) {
+          if (land.empty()) {
+            throw;
+          }
+          after_land(land, options.build_dir, e.what());
+        }
+        if (measured.failed_step == "identity" && !land.empty()) {
+          after_land(land, options.build_dir, measured.reason);
+        }
         if (!measured.failed_step.empty()) {
           write_failed(loaded, id, measured.reason);
         }

@@ -15,11 +15,16 @@ namespace kopt::util {
 
 namespace {
 
-// The pid the holder wrote into the lock file, or "" when it wrote none yet.
+// What the holder wrote into the lock file: "<pid>" or "<pid>: <what it does>"; "" when it
+// wrote nothing yet.
 std::string holder_of(int fd) {
-  char text[32] = {};
+  char text[256] = {};
   ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  return n > 0 ? std::string(trim(std::string(text, static_cast<size_t>(n)))) : "";
+  if (n <= 0) {
+    return "";
+  }
+  std::string line = std::string(text, static_cast<size_t>(n));
+  return std::string(trim(line.substr(0, line.find('\n'))));
 }
 
 bool lock(int fd, int how) {
@@ -43,17 +48,19 @@ void FileLock::open(const std::filesystem::path &path) {
   }
 }
 
-void FileLock::write_holder() {
-  // Only for the waiting message: who holds the lock.
-  std::string pid = std::to_string(::getpid()) + "\n";
+void FileLock::write_holder(const std::string &doing) {
+  // Only for the waiting message: who holds the lock, and why.
+  std::string pid = std::to_string(::getpid()) + (doing.empty() ? "" : ": " + doing) + "\n";
   if (::ftruncate(fd_, 0) == 0) {
     (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
   }
 }
 
-FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
+FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting, Mode mode,
+                   const std::string &doing) {
   open(path);
-  bool held = lock(fd_, LOCK_EX | LOCK_NB);
+  int how = mode == Mode::shared ? LOCK_SH : LOCK_EX;
+  bool held = lock(fd_, how | LOCK_NB);
   if (!held && errno == EWOULDBLOCK) {
     if (waiting != nullptr) {
       std::string holder = holder_of(fd_);
@@ -61,14 +68,14 @@ FileLock::FileLock(const std::filesystem::path &path, std::ostream *waiting) {
                << (holder.empty() ? "" : " (held by pid " + holder + ")") << "\n"
                << std::flush;
     }
-    held = lock(fd_, LOCK_EX);
+    held = lock(fd_, how);
   }
   if (!held) {
     int err = errno;
     ::close(fd_);
     throw Error(path.string() + ": cannot lock: " + std::strerror(err));
   }
-  write_holder();
+  write_holder(doing);
 }
 
 std::unique_ptr<FileLock> FileLock::try_lock(const std::filesystem::path &path) {
@@ -93,7 +100,8 @@ std::optional<std::string> FileLock::holder(const std::filesystem::path &path) {
   if (lock(fd, LOCK_SH | LOCK_NB)) {
     ::flock(fd, LOCK_UN); // free: this look must not hold it
   } else if (errno == EWOULDBLOCK) {
-    pid = holder_of(fd);
+    std::string holder = holder_of(fd);
+    pid = holder.substr(0, holder.find(':'));
   }
   ::close(fd);
   return pid;

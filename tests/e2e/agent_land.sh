@@ -63,8 +63,42 @@ grep -q "equals candidate 13's content" "$WORK/new19.err" || { cat "$WORK/new19.
 
 echo "--- kopt land --commit: BEST $landed becomes the family's own files"
 "$KOPT" checkout "${kopt_family[@]}" --dir "$WORK/best-files" >/dev/null || fail "checkout --dir"
-"$KOPT" land "${kopt_family[@]}" --commit --json >"$WORK/land.json" 2>"$WORK/land.err" ||
+echo "--- messages: land --id '' is refused, a TMPDIR that is no folder is named"
+rc=0
+"$KOPT" land "${kopt_family[@]}" --id '' >/dev/null 2>"$WORK/land-empty-id.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "unknown candidate ''" "$WORK/land-empty-id.err" ||
+  { cat "$WORK/land-empty-id.err"; fail "land --id '' exited $rc"; }
+rc=0
+TMPDIR=$WORK/no-such-tmp "$KOPT" diff "${kopt_family[@]}" 11 13 >/dev/null 2>"$WORK/tmpdir.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "TMPDIR=$WORK/no-such-tmp: not a folder kopt can make temporary files in" "$WORK/tmpdir.err" ||
+  { cat "$WORK/tmpdir.err"; fail "a missing TMPDIR: exit $rc"; }
+
+echo "--- a dirty tree: land keeps the user's edit unless --overwrite, and commits nothing staged"
+echo "// my own edit" >>"$family_src/gemm_kernel.hpp"
+echo "my notes" >"$family_src/NOTES.txt"
+git -C "$repo" add host_gemm/NOTES.txt
+echo "// my harness change" >>"$family_src/harness.cpp"
+head_before=$(git -C "$repo" rev-parse HEAD)
+lines_before=$(wc -l <"$state/ledger/attempts.jsonl")
+rc=0
+"$KOPT" land "${kopt_family[@]}" --commit >/dev/null 2>"$WORK/land-dirty.err" || rc=$?
+[ $rc -eq 2 ] || { cat "$WORK/land-dirty.err"; fail "land in a dirty tree exited $rc, not 2"; }
+grep -qF "land: the family's files that landing writes hold uncommitted changes: gemm_kernel.hpp (modified): commit or stash them, or give --overwrite to replace them with candidate $landed's; nothing written" \
+  "$WORK/land-dirty.err" || { cat "$WORK/land-dirty.err"; fail "the dirty tree's message"; }
+[ "$(tail -1 "$family_src/gemm_kernel.hpp")" = "// my own edit" ] || fail "the user's edit is gone"
+[ "$(git -C "$repo" rev-parse HEAD)" = "$head_before" ] || fail "a refused land committed"
+[ "$(wc -l <"$state/ledger/attempts.jsonl")" = "$lines_before" ] || fail "a refused land was recorded"
+"$KOPT" land "${kopt_family[@]}" --commit --overwrite --json >"$WORK/land.json" 2>"$WORK/land.err" ||
   { cat "$WORK/land.err"; fail "land"; }
+for commit in HEAD HEAD^; do
+  ! git -C "$repo" show --name-only --format= "$commit" | grep -E "NOTES.txt|harness.cpp" ||
+    fail "$commit holds the user's NOTES.txt or harness.cpp"
+done
+[ "$(git -C "$repo" status --porcelain -- host_gemm)" = "$(printf 'A  host_gemm/NOTES.txt\n M host_gemm/harness.cpp')" ] ||
+  { git -C "$repo" status --porcelain; fail "the user's staged NOTES.txt and harness.cpp change"; }
+git -C "$repo" rm -q --cached host_gemm/NOTES.txt
+rm "$family_src/NOTES.txt"
+git -C "$repo" checkout -q -- host_gemm/harness.cpp
 for f in gemm_kernel.hpp instance.cpp.in; do
   cmp -s "$WORK/best-files/$f" "$family_src/$f" || fail "the family's $f is not BEST $landed's"
 done
@@ -95,12 +129,43 @@ PY
 git -C "$repo" log -2 --format=%s | sed -n 2p | grep -q "^kopt: the candidates of host_gemm before landing $landed" ||
   { git -C "$repo" log -3 --format=%s; fail "the candidates were not committed before the landing"; }
 
-echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST"
-agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing"
-python3 - "$WORK/round-14.json" <<'PY' || { cat "$WORK/round-14.log"; fail "round 14"; }
+echo "--- BEST's folder deleted by hand: kopt status says so and exits 1"
+mv "$family_src/candidates/$landed" "$WORK/best-folder"
+rc=0
+"$KOPT" status "${kopt_family[@]}" >"$WORK/status-gone.txt" 2>&1 || rc=$?
+[ $rc -eq 1 ] && grep -qF "error: BEST $landed's folder $family_src/candidates/$landed is gone" "$WORK/status-gone.txt" ||
+  { cat "$WORK/status-gone.txt"; fail "status without BEST's folder exited $rc"; }
+rc=0
+"$KOPT" status "${kopt_family[@]}" --json >"$WORK/status-gone.json" 2>&1 || rc=$?
+[ $rc -eq 1 ] && json_get "$WORK/status-gone.json" error | grep -qF "is gone" || fail "status --json without BEST's folder"
+mv "$WORK/best-folder" "$family_src/candidates/$landed"
+
+echo "--- the ledger goes on: a fourth round from BEST, decided against the landed BEST, in a"
+echo "    build folder whose configure was interrupted; a land meanwhile waits for it, saying why"
+rm "$b/build.ninja"
+agent_round 14 "echo '// after landing' >>gemm_kernel.hpp" "a comment after landing" >"$WORK/agent14.log" &
+round_pid=$!
+for _ in $(seq 300); do
+  grep -qs "kopt round of candidate 14" "$state/locks/family.lock" && break
+  sleep 0.2
+done
+grep -qs "kopt round of candidate 14" "$state/locks/family.lock" || { wait $round_pid; fail "round 14 never took the family's lock"; }
+rc=0
+"$KOPT" land "${kopt_family[@]}" --json >"$WORK/land2.json" 2>"$WORK/land2.err" || rc=$?
+wait $round_pid || fail "round 14"
+cat "$WORK/agent14.log"
+grep -q "kopt: waiting for $state/locks/family.lock (held by pid [0-9]*: kopt round of candidate 14)" "$WORK/land2.err" ||
+  { cat "$WORK/land2.err"; fail "the land did not say it waits for round 14"; }
+[ $rc -eq 0 ] || { cat "$WORK/land2.err"; fail "the land after round 14 exited $rc"; }
+grep -q "has no build.ninja (an interrupted configure?): configuring it again" "$WORK/round-14.log" ||
+  { cat "$WORK/round-14.log"; fail "round 14 did not configure the broken build folder again"; }
+python3 - "$WORK/round-14.json" "$state/ledger" <<'PY' || { cat "$WORK/round-14.log"; fail "round 14"; }
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["verdict"] in ("keep", "tie", "regression", "split"), r
 assert r["record"]["outcome"] == "recorded", r
+lines = [json.loads(l) for l in open(f"{sys.argv[2]}/attempts.jsonl")]
+# The land ran after the round's record, not beside it.
+assert lines[-1]["kind"] == "land" and lines[-2].get("candidate") == "14", lines[-2:]
 PY
 echo "PASS"

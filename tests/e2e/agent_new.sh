@@ -86,11 +86,15 @@ mkdir -p "$WORK/logs"
 tree_hash() { (cd "$WORK" && find . -path ./logs -prune -o -type f -print0 | sort -z | xargs -0 sha256sum;
   ls -d "${TMPDIR:-/tmp}"/kopt-new-* 2>/dev/null || true) | sha256sum; }
 refused() { # name expected-message patch-file [base]
-  local name=$1 message=$2 patch=$3 base=${4:-00}
+  refused_new "$1" "$2" --base "${4:-00}" --from-patch "$3"
+}
+refused_new() { # name expected-message kopt-new-arguments...
+  local name=$1 message=$2
+  shift 2
   local before after
   before=$(tree_hash)
-  if "$KOPT" new "${fam[@]}" --id 20 --base "$base" --from-patch "$patch" >"$WORK/logs/$name.out" 2>"$WORK/logs/$name.err"; then
-    fail "$name: the patch was accepted"
+  if "$KOPT" new "${fam[@]}" --id 20 "$@" >"$WORK/logs/$name.out" 2>"$WORK/logs/$name.err"; then
+    fail "$name: the change was accepted"
   fi
   grep -qF -- "$message" "$WORK/logs/$name.err" || { cat "$WORK/logs/$name.err"; fail "$name: the message"; }
   after=$(tree_hash)
@@ -125,6 +129,55 @@ cp "$faster" "$WORK/wt/host_gemm/gemm_kernel.hpp"
 git -C "$WORK/wt" diff -R >"$WORK/revert.patch"
 refused revert "no change: the result equals BEST 00's content" "$WORK/revert.patch" 11
 refused stale "the change does not apply to candidate 11's files" "$WORK/relative.patch" 11
+echo "--- a symlink or a FIFO in a worktree or a checkout folder: refused, naming it, nothing written"
+git -C "$WORK/wt" reset -q --hard HEAD
+git -C "$WORK/wt" clean -qfdx
+echo "// an edit" >>"$WORK/wt/host_gemm/gemm_kernel.hpp"
+mkdir -p "$WORK/wt/host_gemm/instances"
+ln -s /etc/passwd "$WORK/wt/host_gemm/instances/gemm_16x16x16.in"
+refused_new worktree-link "--from-worktree $WORK/wt: refused: a candidate takes regular files inside the worktree only: host_gemm/instances/gemm_16x16x16.in is a symlink to /etc/passwd; nothing written" \
+  --base 00 --from-worktree "$WORK/wt"
+rm -rf "$WORK/wt/host_gemm/instances"
+mkdir -p "$WORK/outside"
+ln -s "$WORK/outside" "$WORK/wt/host_gemm/instances"
+refused_new worktree-folder-link "host_gemm/instances is a symlink to $WORK/outside" --base 00 --from-worktree "$WORK/wt"
+"$KOPT" checkout "${fam[@]}" --id 00 --dir "$WORK/co" >/dev/null || fail "checkout --dir"
+echo "// an edit" >>"$WORK/co/gemm_kernel.hpp"
+mkdir -p "$WORK/co/instances"
+ln -s /etc/passwd "$WORK/co/instances/gemm_16x16x16.in"
+mkfifo "$WORK/co/instances/gemm_16x64x32.in"
+refused_new dir-link "--from-dir $WORK/co: refused: a candidate takes regular files inside the folder only: instances/gemm_16x16x16.in is a symlink to /etc/passwd; instances/gemm_16x64x32.in is a FIFO; nothing written" \
+  --from-dir "$WORK/co"
+rm -rf "$WORK/co/instances"
+ln -s "$WORK/outside" "$WORK/co/instances"
+echo "// outside" >"$WORK/outside/gemm_16x16x16.in"
+refused_new dir-folder-link "instances is a symlink to $WORK/outside" --from-dir "$WORK/co"
+rm -f "$WORK/outside/gemm_16x16x16.in" "$WORK/co/instances"
+
+echo "--- checkout --replace writes no file through a symlinked folder of the worktree"
+mkdir -p "$WORK/co/instances"
+{ cat "$family_src/instance.cpp.in"; echo "// 21's own 16x16x16"; } >"$WORK/co/instances/gemm_16x16x16.in"
+"$KOPT" new "${fam[@]}" --id 21 --from-dir "$WORK/co" >/dev/null 2>"$WORK/new21.err" || { cat "$WORK/new21.err"; fail "new 21"; }
+"$KOPT" checkout "${fam[@]}" --id 00 --worktree "$WORK/cw" >/dev/null || fail "checkout --worktree"
+ln -s "$WORK/outside" "$WORK/cw/host_gemm/instances"
+if "$KOPT" checkout "${fam[@]}" --id 21 --worktree "$WORK/cw" --replace >/dev/null 2>"$WORK/logs/replace-link.err"; then
+  fail "checkout --replace wrote through a symlinked folder"
+fi
+grep -qF "$WORK/cw/host_gemm/instances/gemm_16x16x16.in is under instances, which is a symlink to $WORK/outside: kopt writes regular files inside" \
+  "$WORK/logs/replace-link.err" || { cat "$WORK/logs/replace-link.err"; fail "the checkout's message"; }
+[ -z "$(ls -A "$WORK/outside")" ] || fail "checkout --replace wrote into $WORK/outside"
+rm "$WORK/cw/host_gemm/instances"
+echo "--- a checkout into the family's own folder: refused, nothing made there"
+for kind in --dir --worktree; do
+  rc=0
+  "$KOPT" checkout "${fam[@]}" --id 00 $kind "$family_src/candidates/co" >/dev/null 2>"$WORK/logs/inside.err" || rc=$?
+  [ $rc -eq 2 ] || { cat "$WORK/logs/inside.err"; fail "checkout $kind into candidates/ exited $rc, not 2"; }
+  grep -qF "candidates/co: inside the family's folder" "$WORK/logs/inside.err" &&
+    grep -qF "where a checkout would become part of the family: choose a folder outside it" "$WORK/logs/inside.err" ||
+    { cat "$WORK/logs/inside.err"; fail "checkout $kind into candidates/: the message"; }
+  [ ! -e "$family_src/candidates/co" ] || fail "checkout $kind made candidates/co"
+done
+[ -z "$(git -C "$repo" worktree list --porcelain | grep candidates/co)" ] || fail "a worktree was added"
 echo "--- usage errors exit 2, the status of every kopt error (a verdict never is 2)"
 rc=0
 "$KOPT" round "${fam[@]}" >/dev/null 2>&1 || rc=$?

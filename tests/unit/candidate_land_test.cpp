@@ -1,4 +1,5 @@
 #include "candidate/land.hpp"
+#include "candidate/new_candidate.hpp"
 
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
@@ -79,6 +80,29 @@ TEST_CASE("a candidate that cannot keep its content on the landed files refuses 
         "// 02's big instance\n");
   CHECK(CandidateSet::discover(family).content_hash(family, "02") ==
         set.content_hash(family, "02"));
+}
+
+TEST_CASE("a killed writer's staging folders go, and a folder it moved aside comes back") {
+  TempDir tmp;
+  kopt::spec::Family family = tiny_family(tmp);
+  // A pid above Linux's largest: the writer is gone. 03 was moved aside and not yet replaced.
+  fs::path staging = family.candidates_dir / ".new-02-4194400";
+  tmp.write("tiny/candidates/.new-02-4194400/candidate.json", R"({"id": "02"})");
+  fs::rename(family.candidates_dir / "03", family.candidates_dir / ".old-03-4194400");
+  tmp.write("tiny/candidates/.old-01-4194400/candidate.json", R"({"id": "01"})");
+  kopt::candidate::NewRequest request;
+  request.id = "04";
+  request.base = "00";
+  kopt::candidate::write_candidate_folder(family.candidates_dir / "04", request,
+                                          {{"tiny_kernel.hpp", "// 04\n"}});
+  CHECK(!fs::exists(staging));
+  CHECK(!fs::exists(family.candidates_dir / ".old-03-4194400"));
+  CHECK(!fs::exists(family.candidates_dir / ".old-01-4194400"));
+  CHECK(kopt::util::read_file(family.candidates_dir / "03" / "tiny_kernel.hpp") ==
+        "// 03's kernel\n");
+  CHECK(kopt::util::read_file(family.candidates_dir / "01" / "candidate.json").find("\"base\"") !=
+        std::string::npos); // 01 itself, not the stale copy moved aside
+  CHECK(CandidateSet::discover(family).all().size() == 5);
 }
 
 TEST_SUITE_END();

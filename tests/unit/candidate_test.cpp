@@ -2,6 +2,7 @@
 
 #include "temp_dir.hpp"
 #include "util/error.hpp"
+#include "util/read_file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -173,6 +174,38 @@ TEST_CASE("content_hash follows the resolved editable files only") {
     CHECK(set.content_hash(family, "00") == h00);
     CHECK(set.content_hash(family, "01") == h01);
   }
+}
+
+TEST_CASE("why_not_plain_inside: regular files through folders alone") {
+  using kopt::candidate::Missing;
+  using kopt::candidate::why_not_plain_inside;
+  TempDir tmp;
+  fs::path root = tmp.path() / "root";
+  tmp.write("root/instances/a.in", "a\n");
+  tmp.write("outside/b.in", "b\n");
+  fs::create_symlink("/etc/passwd", root / "instances" / "passwd.in");
+  fs::create_directory_symlink(tmp.path() / "outside", root / "linked");
+  CHECK(why_not_plain_inside(root, "instances/a.in", Missing::refused) == "");
+  CHECK(why_not_plain_inside(root, "instances/passwd.in", Missing::refused) ==
+        "is a symlink to /etc/passwd");
+  CHECK(why_not_plain_inside(root, "linked/b.in", Missing::refused) ==
+        "is under linked, which is a symlink to " + (tmp.path() / "outside").string());
+  CHECK(why_not_plain_inside(root, "instances", Missing::refused) == "is a folder");
+  CHECK(why_not_plain_inside(root, "../outside/b.in", Missing::refused) == "leaves the folder");
+  CHECK(why_not_plain_inside(root, "instances/new.in", Missing::refused) == "does not exist");
+  CHECK(why_not_plain_inside(root, "new/new.in", Missing::allowed) == "");
+  CHECK(why_not_plain_inside(root, "/dev/null", Missing::refused) == "leaves the folder");
+
+  // write_files refuses before it writes anything: the first file is not written either.
+  CHECK_THROWS_WITH_AS(
+      kopt::candidate::write_files(root, {{"a.hpp", "x\n"}, {"linked/b.in", "overwritten\n"}}),
+      ((root / "linked/b.in").string() + " is under linked, which is a symlink to " +
+       (tmp.path() / "outside").string() + ": kopt writes regular files inside " + root.string() +
+       " only; refused, nothing written")
+          .c_str(),
+      kopt::Error);
+  CHECK(!fs::exists(root / "a.hpp"));
+  CHECK(kopt::util::read_file(tmp.path() / "outside" / "b.in") == "b\n");
 }
 
 TEST_SUITE_END();

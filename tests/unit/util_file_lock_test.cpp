@@ -75,6 +75,42 @@ TEST_CASE("a second holder waits until the first releases, and is told who holds
   ::close(ready[1]);
 }
 
+TEST_CASE("shared holders hold together; an exclusive one waits for them, told what they do") {
+  kopt::test::TempDir dir;
+  auto lock_file = dir.path() / "family.lock";
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    FileLock lock(lock_file, nullptr, FileLock::Mode::shared, "kopt round of candidate 07");
+    (void)!::write(ready[1], "x", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::_exit(0);
+  }
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);
+  std::ostringstream waiting;
+  {
+    // Another round takes it beside the first at once.
+    FileLock beside(lock_file, &waiting, FileLock::Mode::shared, "kopt round of candidate 08");
+  }
+  CHECK(waiting.str().empty());
+  {
+    auto start = std::chrono::steady_clock::now();
+    FileLock alone(lock_file, &waiting, FileLock::Mode::exclusive, "kopt land");
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(waited > 0.1);
+  }
+  // The second round wrote the file last, but the first one still held the lock.
+  CHECK(waiting.str().starts_with("kopt: waiting for " + lock_file.string() + " (held by pid "));
+  CHECK(waiting.str().ends_with(": kopt round of candidate 08)\n"));
+  CHECK(FileLock::holder(lock_file) == std::nullopt);
+  ::waitpid(pid, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
 TEST_CASE("a free lock is taken at once and says nothing") {
   kopt::test::TempDir dir;
   std::ostringstream waiting;
