@@ -7,6 +7,7 @@
 #include "util/stats.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -39,10 +40,11 @@ struct Run {
 };
 
 // The kopt-app-us lines of a run's stdout: how many, and the last one's value (NaN when it is
-// not a number).
+// not a number) and text as printed.
 struct TimeLines {
   int count = 0;
   std::optional<double> last;
+  std::string text;
 };
 
 TimeLines scan_time_lines(const std::string &out) {
@@ -56,6 +58,7 @@ TimeLines scan_time_lines(const std::string &out) {
     }
     ++found.count;
     std::string value(util::trim(text.substr(std::string_view(kTimeLine).size())));
+    found.text = value;
     try {
       found.last = util::parse_double(value, kTimeLine);
     } catch (const Error &) {
@@ -73,8 +76,17 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   command.cpu = family.backend == spec::Backend::host && family.pin_cpu ? setup.cpu : -1;
   command.timeout_s = family.app->timeout_s > 0 ? family.app->timeout_s : family.timeout_s;
   command.max_output = std::size_t{16} << 20;
+  // A run is over when the application exits: what it leaves running is killed, and fails it.
+  command.ends_at_exit = true;
   util::ProcessResult r = runner.run(command);
   Run run;
+  if (!r.left_running.empty()) {
+    run.failure =
+        who + "'s application left " + std::to_string(r.left_running.size()) +
+        " process(es) running after it exited (killed: " + util::join(r.left_running, ", ") +
+        "): a run may leave nothing running";
+    return run;
+  }
   if (!r.ok()) {
     std::string err = util::excerpt(std::string(util::trim(r.err)), 400);
     run.failure =
@@ -93,8 +105,14 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   run.wall_us = r.seconds * 1e6;
   run.us = reported.last.value_or(run.wall_us);
   if (!(run.us > 0) || !std::isfinite(run.us)) {
-    run.failure = who + "'s application reported " + std::string(kTimeLine) + " " +
-                  util::format_number(run.us) + ": expected a positive time in microseconds";
+    run.failure = who + "'s application printed '" + kTimeLine + " " + reported.text +
+                  "': expected a positive time in microseconds";
+  } else if (run.reported && run.us > run.wall_us) {
+    // The timed region lies inside the run: a time above the whole run's is in other units
+    // (ns for us), or not this run's.
+    run.failure = who + "'s application printed '" + kTimeLine + " " + reported.text +
+                  "', above its whole run's wall time of " + util::format_number(run.wall_us) +
+                  " us: implausible (a time in other units, or not the run's)";
   }
   return run;
 }
@@ -119,30 +137,45 @@ decide::ClassRow compare_rounds(const Result &r, double confidence, double thres
 
 // The application's own times against the runs' wall times: what the timed region saved, the
 // whole run saved too (the work outside it is the same on both sides). Per round, the reported
-// saving minus the wall-time saving, over BEST's reported time; its interval lying wholly above
-// twice the threshold means the times do not describe the runs: a time printed by code that did
-// not do the work, or work the candidate moved out of the timed region. Returns why, or "".
+// saving minus the wall-time saving, over BEST's reported time: the candidate's untimed part of
+// its run less BEST's. Two checks, one-sided (a run whose whole time saved more than its timed
+// region, a faster start, says nothing against the times): its interval lying wholly above
+// twice the threshold, and, as few rounds leave that interval wide, its median round lying
+// above twice the threshold plus the spread of BEST's own untimed parts over the rounds (what
+// that part varies by itself). Either means the times do not describe the runs: a time printed
+// by code that did not do the work, or work the candidate moved out of the timed region.
+// Returns why, or "".
 std::string wall_disagrees(Result &r, const decide::Options &options) {
   std::vector<double> gap;
+  std::vector<double> best_untimed;
   for (size_t k = 0; k < r.best_us.size(); ++k) {
     double reported = r.best_us[k] - r.candidate_us[k];
     double wall = r.best_wall_us[k] - r.candidate_wall_us[k];
     gap.push_back((reported - wall) / r.best_us[k]);
+    best_untimed.push_back(r.best_wall_us[k] - r.best_us[k]);
   }
   decide::Interval interval = decide::t_interval(gap, options.confidence);
   r.wall_gap = {interval.mean, interval.low, interval.high};
-  // One-sided: a run whose whole time saved more than its timed region (a faster start) says
-  // nothing against the times.
+  auto [low, high] = std::minmax_element(best_untimed.begin(), best_untimed.end());
   double bound = 2 * options.noise;
-  if (interval.low <= bound) {
-    return "";
+  double round_bound = bound + (*high - *low) / util::median(r.best_us);
+  double median = util::median(gap);
+  std::string what = "the application's " + std::string(kTimeLine) + " times do not agree " +
+                     "with its runs' wall times: the timed region saved ";
+  std::string why = ": a time printed without the work, or work moved out of the timed region";
+  if (interval.low > bound) {
+    return what + decide::format_change(interval.mean).substr(1) +
+           " of BEST's time more than the whole run did (interval " +
+           decide::format_interval(interval.low, interval.high) + ", beyond " +
+           decide::format_change(bound).substr(1) + ")" + why;
   }
-  return "the application's " + std::string(kTimeLine) + " times do not agree with its runs' " +
-         "wall times: the timed region saved " + decide::format_change(interval.mean).substr(1) +
-         " of BEST's time more than the whole run did (interval " +
-         decide::format_interval(interval.low, interval.high) + ", beyond " +
-         decide::format_change(bound).substr(1) +
-         "): a time printed without the work, or work moved out of the timed region";
+  if (median > round_bound) {
+    return what + decide::format_change(median).substr(1) +
+           " of BEST's time more than the whole run did in the median round of " +
+           std::to_string(gap.size()) + ", beyond " + decide::format_change(round_bound).substr(1) +
+           " (twice the threshold and the spread of BEST's untimed part over the rounds)" + why;
+  }
+  return "";
 }
 
 std::string verdict_reason(const decide::ClassRow &row, double threshold) {

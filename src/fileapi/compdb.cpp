@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -35,6 +36,30 @@ std::string resolve_compiler(const std::string &name, const fs::path &dir) {
   throw Error("the compiler '" + name + "' of the compile database is not on PATH");
 }
 
+// An argument as a message shows it: control characters escaped, long ones cut.
+std::string shown(const std::string &arg) {
+  std::string out;
+  for (char c : arg) {
+    out += c == '\n'   ? std::string("\\n")
+           : c == '\r' ? std::string("\\r")
+           : c == '\0' ? std::string("\\0")
+                       : std::string(1, c);
+  }
+  return "'" + util::excerpt(out, 60) + "'";
+}
+
+// Splits a command (or a response file's text), refusing a quote left open: the rest of the
+// line would become one argument the build never ran with.
+std::vector<std::string> split_command(const std::string &text, const std::string &where) {
+  char open = 0;
+  std::vector<std::string> args = split_fragment(text, &open);
+  if (open != 0) {
+    throw Error(where + ": argument " + std::to_string(args.size()) + " " + shown(args.back()) +
+                ": its " + std::string(1, open) + " quote is never closed");
+  }
+  return args;
+}
+
 std::vector<std::string> arguments_of(const nlohmann::json &entry, const std::string &where) {
   if (entry.contains("arguments") && entry["arguments"].is_array()) {
     std::vector<std::string> out;
@@ -47,9 +72,64 @@ std::vector<std::string> arguments_of(const nlohmann::json &entry, const std::st
     return out;
   }
   if (entry.contains("command") && entry["command"].is_string()) {
-    return split_fragment(entry["command"].get<std::string>());
+    return split_command(entry["command"].get<std::string>(), where + ": command");
   }
   throw Error(where + ": expected 'arguments' (a list) or 'command' (a string)");
+}
+
+// Checks that an argument can be carried into the CMake file and the consumer's build.ninja:
+// a line break or a NUL byte cannot stand in either.
+void check_carried(const std::string &arg, size_t index, const std::string &where) {
+  for (auto [c, what] : {std::pair{'\n', "a line break"}, std::pair{'\r', "a carriage return"},
+                         std::pair{'\0', "a NUL byte"}}) {
+    if (arg.find(c) != std::string::npos) {
+      throw Error(where + ": argument " + std::to_string(index) + " " + shown(arg) + " holds " +
+                  what + ": the imported flags cannot carry it into a build file");
+    }
+  }
+}
+
+// The entry's arguments with each response file (@file, read against the entry's directory, as
+// the compiler read it there) replaced by the arguments it holds, every one checked.
+void expand_arguments(const std::vector<std::string> &args, size_t from, const fs::path &dir,
+                      const std::string &where, std::vector<std::string> &reading,
+                      std::vector<std::string> &out) {
+  for (size_t i = from; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    check_carried(a, i + 1, where);
+    if (a.size() < 2 || a[0] != '@') {
+      out.push_back(a);
+      continue;
+    }
+    std::string file = normal(a.substr(1), dir);
+    std::string at = where + ": argument " + std::to_string(i + 1) + " " + shown(a);
+    if (std::find(reading.begin(), reading.end(), file) != reading.end()) {
+      throw Error(at + ": the response file " + file + " is read again inside itself");
+    }
+    if (std::string why = util::why_not_regular(file); !why.empty()) {
+      throw Error(at + ": the response file " + file + " (against the entry's directory) " + why);
+    }
+    std::string text = util::read_file(file);
+    reading.push_back(file);
+    std::string inside = where + ": response file " + file;
+    expand_arguments(split_command(text, inside), 0, dir, inside, reading, out);
+    reading.pop_back();
+  }
+}
+
+// The entry's directory: the folder its relative paths and response files are read against.
+fs::path directory_of(const nlohmann::json &entry, const std::string &where) {
+  fs::path dir = entry["directory"].get<std::string>();
+  std::error_code ec;
+  if (dir.empty() || !dir.is_absolute()) {
+    throw Error(where + ": directory '" + dir.string() + "': expected the absolute folder the " +
+                "command ran in (its relative paths are that folder's)");
+  }
+  if (!fs::is_directory(dir, ec)) {
+    throw Error(where + ": directory " + dir.string() + " is not a folder (any more): its " +
+                "relative paths and response files cannot be read against it");
+  }
+  return dir;
 }
 
 // Quotes an argument for a POSIX shell when it needs it (what split_fragment reads back).
@@ -168,10 +248,15 @@ Imported select_from_database(const nlohmann::json &database, const std::string 
     if (file != wanted) {
       continue;
     }
-    std::vector<std::string> args = arguments_of(entry, at);
-    if (args.empty()) {
+    std::vector<std::string> written = arguments_of(entry, at);
+    if (written.empty()) {
       throw Error(at + ": an empty command");
     }
+    dir = directory_of(entry, at);
+    check_carried(written.front(), 1, at);
+    std::vector<std::string> args = {written.front()};
+    std::vector<std::string> reading;
+    expand_arguments(written, 1, dir, at, reading, args);
     std::vector<std::string> flags = flags_of(args, dir, file);
     if (!found.empty() && flags != out.flags) {
       throw Error(where + ": " + file + " is compiled " + std::to_string(found.size() + 1) +

@@ -229,7 +229,7 @@ std::string normal_path(const fs::path &path) {
   return (ec ? fs::absolute(path) : c).lexically_normal().string();
 }
 
-std::vector<std::string> split_fragment(const std::string &fragment) {
+std::vector<std::string> split_fragment(const std::string &fragment, char *open_quote) {
   std::vector<std::string> out;
   std::string word;
   bool in_word = false;
@@ -270,6 +270,9 @@ std::vector<std::string> split_fragment(const std::string &fragment) {
   }
   if (in_word) {
     out.push_back(word);
+  }
+  if (open_quote) {
+    *open_quote = quote;
   }
   return out;
 }

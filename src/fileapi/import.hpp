@@ -54,7 +54,8 @@ Imported select(const CodeModel &model, const ImportRequest &request);
 std::string normal_path(const std::filesystem::path &path);
 
 /// Splits a command fragment into arguments the way a POSIX shell does (quotes, backslashes).
-std::vector<std::string> split_fragment(const std::string &fragment);
+/// `open_quote`, when given, is set to the quote left open at the end (0: none).
+std::vector<std::string> split_fragment(const std::string &fragment, char *open_quote = nullptr);
 
 /// The CMake file `kopt import` writes: an INTERFACE target with the imported flags for the
 /// kernel language and KOPT_IMPORTED_* variables (see docs/IMPORT.md). The fragments go in as

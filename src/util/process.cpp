@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -137,6 +138,11 @@ struct Watch {
   std::optional<Clock::time_point> interrupted_at;
   bool killed = false;
   pollfd *interrupt_poll = nullptr; ///< the interrupt descriptor's poll entry, while polled
+  /// Command::ends_at_exit: the program's pidfd (readable once it exited; -1 where the kernel has
+  /// none: then waitid looks), and when it exited.
+  bool ends_at_exit = false;
+  int exit_fd = -1;
+  std::optional<Clock::time_point> exited_at;
 
   void note_interrupt() {
     if (!interrupted_at && interrupt_signal() != 0) {
@@ -151,6 +157,27 @@ struct Watch {
     ::kill(-pid, SIGKILL);
     killed = true;
   }
+
+  // With ends_at_exit: notes the program's exit (without reaping it) and returns the seconds of
+  // the exit grace left, 0 once it is over; -1 before the exit or without ends_at_exit.
+  double exit_grace_left() {
+    if (!ends_at_exit) {
+      return -1;
+    }
+    if (!exited_at) {
+      pollfd p{exit_fd, POLLIN, 0};
+      siginfo_t info{};
+      bool gone = exit_fd >= 0 ? ::poll(&p, 1, 0) > 0
+                               : ::waitid(P_PID, static_cast<id_t>(pid), &info,
+                                          WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                                     info.si_pid == pid;
+      if (!gone) {
+        return -1;
+      }
+      exited_at = Clock::now();
+    }
+    return std::max(0.0, kExitGraceSeconds - seconds_since(*exited_at));
+  }
 };
 
 // Reads the child's stdout and stderr (fds, closed and set to -1 as each ends) into `result`
@@ -159,8 +186,12 @@ struct Watch {
 void collect_output(Watch &w, int (&fds_io)[2], size_t max_output, ProcessResult &result,
                     const std::function<bool()> &done = {}) {
   // The third descriptor wakes the loop when a signal arrives: the child (which got it too)
-  // then has kInterruptGraceSeconds to end before its group is killed.
-  pollfd fds[3] = {{fds_io[0], POLLIN, 0}, {fds_io[1], POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
+  // then has kInterruptGraceSeconds to end before its group is killed; the fourth when the
+  // program exits (ends_at_exit).
+  pollfd fds[4] = {{fds_io[0], POLLIN, 0},
+                   {fds_io[1], POLLIN, 0},
+                   {interrupt_fd(), POLLIN, 0},
+                   {w.ends_at_exit ? w.exit_fd : -1, POLLIN, 0}};
   w.interrupt_poll = &fds[2];
   std::string *sinks[2] = {&result.out, &result.err};
   char buffer[65536];
@@ -184,8 +215,15 @@ void collect_output(Watch &w, int (&fds_io)[2], size_t max_output, ProcessResult
       }
       left = left < 0 ? grace : std::min(left, grace);
     }
+    if (double exit_grace = w.exit_grace_left(); exit_grace == 0) {
+      break; // the program exited: what it left running holds its output no longer
+    } else if (exit_grace > 0 || (w.ends_at_exit && w.exit_fd < 0)) {
+      exit_grace = exit_grace > 0 ? exit_grace : 0.01; // without a pidfd, look every 10 ms
+      left = left < 0 ? exit_grace : std::min(left, exit_grace);
+      fds[3].fd = -1;
+    }
     int wait_ms = left < 0 ? -1 : static_cast<int>(left * 1000) + 1;
-    int n = ::poll(fds, 3, wait_ms);
+    int n = ::poll(fds, 4, wait_ms);
     if (n < 0 && errno != EINTR) {
       break;
     }
@@ -210,6 +248,13 @@ void collect_output(Watch &w, int (&fds_io)[2], size_t max_output, ProcessResult
   fds_io[0] = fds[0].fd;
   fds_io[1] = fds[1].fd;
   w.interrupt_poll = nullptr;
+}
+
+void close_exit_fd(Watch &w) {
+  if (w.exit_fd >= 0) {
+    ::close(w.exit_fd);
+    w.exit_fd = -1;
+  }
 }
 
 void close_all(int (&fds)[2]) {
@@ -335,7 +380,8 @@ ProcessResult end_child(Spawned &child, Watch &watch, const Command &command) {
     throw Interrupted(interrupt_signal(), program_name(command) + " was stopped: interrupted by " +
                                               signal_name(interrupt_signal()));
   }
-  child.result.seconds = seconds_since(child.start);
+  child.result.seconds =
+      std::chrono::duration<double>(watch.exited_at.value_or(Clock::now()) - child.start).count();
   set_exit(child.result, status);
   return child.result;
 }
@@ -465,13 +511,33 @@ std::unique_ptr<Conversation> RealProcessRunner::start(const Command &command) {
 ProcessResult RealProcessRunner::run(const Command &command) {
   // From here a signal is forwarded to the child instead of ending kopt at once.
   InterruptShield shield;
+  if (command.ends_at_exit) {
+    become_subreaper(); // what the program leaves running comes to kopt when it exits
+  }
   Spawned child = spawn(command, false);
   Watch watch;
   watch.pid = child.pid;
   watch.start = child.start;
   watch.timeout_s = command.timeout_s;
-  collect_output(watch, child.fds, command.max_output, child.result);
-  return end_child(child, watch, command);
+  watch.ends_at_exit = command.ends_at_exit;
+  if (command.ends_at_exit) {
+    watch.exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, child.pid, 0));
+  }
+  try {
+    collect_output(watch, child.fds, command.max_output, child.result);
+    ProcessResult result = end_child(child, watch, command);
+    if (command.ends_at_exit) {
+      kill_children(&result.left_running);
+    }
+    close_exit_fd(watch);
+    return result;
+  } catch (...) {
+    if (command.ends_at_exit) {
+      kill_children();
+    }
+    close_exit_fd(watch);
+    throw;
+  }
 }
 
 std::vector<ProcessResult> ProcessRunner::run_all(const std::vector<Command> &commands,
@@ -519,11 +585,11 @@ std::vector<ProcessResult> RealProcessRunner::run_all(const std::vector<Command>
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
-int kill_children() {
+int kill_children(std::vector<std::string> *named) {
   int killed = 0;
   // A killed child's own orphans come to this process next: look again until none are left.
   for (int pass = 0; pass < 16; ++pass) {
-    std::vector<pid_t> children;
+    std::vector<std::pair<pid_t, std::string>> children;
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
       const std::string name = entry.path().filename().string();
@@ -540,16 +606,26 @@ int kill_children() {
       if (close != std::string::npos &&
           std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
           ppid == ::getpid()) {
-        children.push_back(static_cast<pid_t>(std::stol(name)));
+        size_t open = text.find('(');
+        std::string comm = open < close ? text.substr(open, close + 1 - open) : "";
+        // A zombie (a process that ended, not waited for) ran nothing on: reaped, not named.
+        children.emplace_back(static_cast<pid_t>(std::stol(name)),
+                              state == 'Z' ? "" : name + " " + comm);
       }
     }
     if (children.empty()) {
       break;
     }
-    for (pid_t child : children) {
+    for (const auto &[child, description] : children) {
       ::kill(child, SIGKILL);
       ::waitpid(child, nullptr, 0);
+      if (description.empty()) {
+        continue;
+      }
       ++killed;
+      if (named) {
+        named->push_back(description);
+      }
     }
   }
   return killed;

@@ -19,7 +19,15 @@ struct Command {
   /// The most bytes kept of its stdout, and of its stderr: a tool whose output never ends is
   /// killed with its group past it, instead of growing kopt to the memory limit.
   std::size_t max_output = std::size_t{256} << 20;
+  /// The run ends when the program itself exits, not when its output closes: output that what it
+  /// started holds open is read for kExitGraceSeconds more, then left. kopt is made their reaper
+  /// (become_subreaper) and every child of kopt still running then is killed and named in
+  /// ProcessResult::left_running, so kopt runs nothing else meanwhile (run(), not run_all()).
+  bool ends_at_exit = false;
 };
+
+/// With Command::ends_at_exit: how long output held open after the program exited is still read.
+inline constexpr double kExitGraceSeconds = 0.2;
 
 /// What a finished child did: exit status or signal, whether it ran out of time, its output.
 struct ProcessResult {
@@ -30,10 +38,13 @@ struct ProcessResult {
   std::size_t output_limit = 0; ///< nonzero: killed by kopt, its output passed this many bytes
   std::string out;              ///< standard output
   std::string err;              ///< standard error
-  double seconds = 0;           ///< wall time
+  double seconds = 0;           ///< wall time (to the program's exit, with ends_at_exit)
+  /// With Command::ends_at_exit: what the program left running, killed ("1234 (sleep)").
+  std::vector<std::string> left_running;
 
-  /// True when the child exited with status 0.
-  bool ok() const { return exit_code == 0; }
+  /// True when the child exited with status 0 and kopt did not stop it (a time limit or the
+  /// output limit ends its group even when the program itself had exited).
+  bool ok() const { return exit_code == 0 && !timed_out && output_limit == 0; }
 
   /// One line for the user: "exited with 3", "killed by signal 6 (Aborted)", "timed out
   /// after 5 s", "stopped: its output passed 256 MiB, the most kopt reads from a program",
@@ -101,8 +112,8 @@ public:
 void become_subreaper();
 
 /// Kills (SIGKILL) and reaps every child of this process that is still running, and what they
-/// leave in turn; returns how many there were.
-int kill_children();
+/// leave in turn; returns how many there were, and adds each to `killed` ("1234 (sleep)").
+int kill_children(std::vector<std::string> *killed = nullptr);
 
 /// Returns the CPU the calling thread runs on now, or -1 when the system does not say.
 int current_cpu();

@@ -169,6 +169,41 @@ grep -q "printed 2 kopt-app-us: lines" "$state/results/03/app.json" || fail "che
 grep -q "do not agree with its runs' wall times" "$state/results/04/app.json" ||
   fail "cheat 04: not named"
 
+echo "--- 5b. a candidate whose application leaves a process running, holding its stdout"
+# 05's code starts a daemon at exit (a session of its own, stdout inherited): the run ends when
+# the application exits, not at app.timeout_s (300 s here), the daemon is killed and named, and
+# the A/B fails.
+mkdir -p "$family_src/candidates/05"
+echo '{"id": "05", "base": "01", "hypothesis": "leaves a daemon", "target": "global"}' \
+  >"$family_src/candidates/05/candidate.json"
+cp "$family_src/candidates/01/gemm_kernel.hpp" "$family_src/candidates/05/"
+cat >>"$family_src/candidates/05/gemm_kernel.hpp" <<'CPP'
+#include <cstdio>
+#include <unistd.h>
+struct KoptDaemon {
+  ~KoptDaemon() {
+    std::fflush(stdout);
+    if (fork() == 0) {
+      setsid();
+      sleep(600);
+      _exit(0);
+    }
+  }
+};
+inline KoptDaemon kopt_daemon;
+CPP
+cmake --build "$b" --target candidate_05_application >"$WORK/daemon_build.log" 2>&1 ||
+  { cat "$WORK/daemon_build.log"; fail "build candidate_05_application"; }
+started=$SECONDS
+"$KOPT" app "${kopt_family[@]}" --candidate 05 >"$WORK/daemon.log" 2>&1 &&
+  { cat "$WORK/daemon.log"; fail "daemon 05: its application A/B passed"; }
+took=$((SECONDS - started))
+cat "$WORK/daemon.log"
+[ "$took" -lt 100 ] || fail "daemon 05: the A/B took $took s: it waited for the daemon's stdout"
+grep -q "candidate 05's application left 1 process(es) running after it exited (killed: [0-9]* (candidate_05))" \
+  "$state/results/05/app.json" || fail "daemon 05: the process left running is not named"
+! pgrep -f "$state/bin/app/candidate_05" >/dev/null || fail "daemon 05: its daemon still runs"
+
 echo "--- 6. the report sets the three verdicts side by side"
 "$KOPT" report "${kopt_family[@]}" --out "$WORK/report.html" >/dev/null || fail "kopt report"
 grep -q "traffic" "$WORK/report.html" || fail "the report has no traffic verdict"

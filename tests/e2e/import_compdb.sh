@@ -52,6 +52,44 @@ fi
 grep -q "missing.cpp: no entry of $b compiles it; did you mean '$jit/src/gemm_instances.cpp'?" "$WORK/missing.err" ||
   { cat "$WORK/missing.err"; fail "the unknown source's message"; }
 
+echo "--- a response file is read in the entry's folder; what the import cannot carry is refused"
+printf -- "-O2 '-DFROM_RSP=\"a b\"'\n" >"$b/flags.rsp"
+src=$jit/src/gemm_instances.cpp
+python3 - "$WORK/cc" "$b" "$src" <<'PY'
+import json, os, sys
+out, b, src = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+def db(name, directory=b, **command):
+    json.dump([{"directory": directory, "file": src, **command}], open(f"{out}/{name}.json", "w"))
+db("rsp", arguments=["g++", "@flags.rsp", "-c", src])
+db("newline", arguments=["g++", "-DX=1\n2", "-c", src])
+db("nul", arguments=["g++", "-DX=1\0", "-c", src])
+db("quote", command="g++ -O2 '-DX=1 -c a.cpp")
+db("missing_rsp", arguments=["g++", "@nowhere.rsp", "-c", src])
+db("no_dir", directory="", arguments=["g++", "-c", src])
+PY
+"$KOPT" import --json --compdb "$WORK/cc/rsp.json" --source "$src" --out "$WORK/rsp.cmake" \
+  >"$WORK/rsp.json" 2>"$WORK/rsp.err" || { cat "$WORK/rsp.err"; fail "import of a response file"; }
+python3 - "$WORK/rsp.json" <<'PY' || fail "the response file's flags"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["flags"] == ["-O2", '-DFROM_RSP="a b"'], j["flags"]
+PY
+for case in "newline:entry 1: argument 2 '-DX=1\n2' holds a line break" \
+  "nul:entry 1: argument 2 '-DX=1\0' holds a NUL byte" \
+  "quote:entry 1: command: argument 3 '-DX=1 -c a.cpp': its ' quote is never closed" \
+  "missing_rsp:entry 1: argument 2 '@nowhere.rsp': the response file $b/nowhere.rsp" \
+  "no_dir:entry 1: directory '': expected the absolute folder"; do
+  name=${case%%:*}
+  if "$KOPT" import --compdb "$WORK/cc/$name.json" --source "$src" --out "$WORK/$name.cmake" \
+    2>"$WORK/$name.err"; then
+    fail "$name: imported"
+  fi
+  grep -qF "$WORK/cc/$name.json: ${case#*:}" "$WORK/$name.err" ||
+    { cat "$WORK/$name.err"; fail "$name: the message"; }
+  [ ! -e "$WORK/$name.cmake" ] || fail "$name: a CMake file was written"
+done
+
 echo "--- a host family built with the import: the recorded arguments, in order; correctness"
 mkdir -p "$WORK/src"
 cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$WORK/src/host_gemm"

@@ -27,14 +27,23 @@ public:
   std::string quiet;           ///< this executable alone prints no kopt-app-us line
   std::string extra_line;      ///< this executable prints a second kopt-app-us line
   bool wall_unchanged = false; ///< every run takes as long, whatever time it prints
+  /// By executable: each run's wall time in us, cycled (instead of 0.2 s of setup and its time).
+  std::map<std::string, std::vector<double>> walls;
+  std::string printed;      ///< every run prints this as its kopt-app-us value (not its time)
+  std::string leaves;       ///< this executable leaves a process running on its second run
+  bool ends_at_exit = true; ///< every run was asked to end when the application exits
   std::vector<std::string> order;
 
   kopt::util::ProcessResult run(const kopt::util::Command &command) override {
     const std::string &exe = command.argv.at(0);
     order.push_back(exe);
     int n = runs[exe]++;
+    ends_at_exit = ends_at_exit && command.ends_at_exit;
     kopt::util::ProcessResult r;
     r.exit_code = 0;
+    if (exe == leaves && n == 1) {
+      r.left_running = {"4242 (appd)"}; // what the real runner killed, and named
+    }
     if (exe == fails && n == 2) {
       r.exit_code = 3;
       r.err = "out of memory in layer 2\n";
@@ -43,8 +52,12 @@ public:
     double us = times.at(exe)[static_cast<size_t>(n) % times.at(exe).size()];
     // The whole run: the timed region and 0.2 s of setup, the same on both sides.
     r.seconds = 0.2 + (wall_unchanged ? 1000 : us) / 1e6;
+    if (walls.count(exe)) {
+      r.seconds = walls[exe][static_cast<size_t>(n) % walls[exe].size()] / 1e6;
+    }
     if (print_time && exe != quiet) {
-      r.out = "checksum: 1.5\nkopt-app-us: " + std::to_string(us) + "\n";
+      r.out =
+          "checksum: 1.5\nkopt-app-us: " + (printed.empty() ? std::to_string(us) : printed) + "\n";
     }
     if (exe == extra_line) {
       r.out += "kopt-app-us: 1\n"; // printed at exit by code of the candidate's
@@ -198,6 +211,68 @@ TEST_CASE("a printed time the runs' wall times do not show fails the A/B") {
   CHECK(honest.status == "ok");
   REQUIRE(honest.wall_gap);
   CHECK((*honest.wall_gap)[0] == doctest::Approx(0).epsilon(0.001));
+}
+
+TEST_CASE("a run that leaves a process running fails the A/B, naming it") {
+  FakeApp fake;
+  fake.times["/bin/best"] = {1000};
+  fake.times["/bin/cand"] = {900};
+  fake.leaves = "/bin/cand";
+  Result r = kopt::app::run_ab(family_with_app(), sides(), 4, {}, std::nullopt, fake, {});
+  CHECK(fake.ends_at_exit); // each run ends with the application, whatever holds its output
+  CHECK(r.status == "failed");
+  CHECK(r.reason == "candidate 01's application left 1 process(es) running after it exited "
+                    "(killed: 4242 (appd)): a run may leave nothing running (round 1)");
+}
+
+TEST_CASE("a printed time the run cannot have taken, or no number, is quoted as printed") {
+  // 1e308 on both sides would tie; a time in ns (1000x) lies above the whole run's wall time.
+  for (const char *printed : {"1e308", "1000000000"}) {
+    FakeApp fake;
+    fake.times["/bin/best"] = {1000};
+    fake.times["/bin/cand"] = {1000};
+    fake.printed = printed;
+    Result r = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, fake, {});
+    CHECK(r.status == "failed");
+    CHECK(r.reason == "BEST 00's application printed 'kopt-app-us: " + std::string(printed) +
+                          "', above its whole run's wall time of 201000 us: implausible (a time "
+                          "in other units, or not the run's)");
+  }
+  FakeApp garbled;
+  garbled.times["/bin/best"] = {1000};
+  garbled.times["/bin/cand"] = {1000};
+  garbled.printed = "12abc";
+  Result r = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, garbled, {});
+  CHECK(r.reason == "BEST 00's application printed 'kopt-app-us: 12abc': expected a positive "
+                    "time in microseconds");
+}
+
+TEST_CASE("a faked time is refused at 3 rounds, however noisy the walls; an honest one stands") {
+  // BEST times 200 ms of a 230 ms run; the candidate prints 1 us and does all the work, its
+  // runs' wall times spread by +-90 ms (a busy machine): the interval over 3 rounds reaches
+  // below twice the threshold, the median round does not.
+  FakeApp fake;
+  fake.times["/bin/best"] = {200000};
+  fake.times["/bin/cand"] = {1};
+  fake.walls["/bin/best"] = {230000, 230000, 231000, 229000};
+  fake.walls["/bin/cand"] = {230000, 140000, 230000, 320000};
+  Result r = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, fake, {});
+  CHECK(r.status == "failed");
+  REQUIRE(r.wall_gap);
+  CHECK((*r.wall_gap)[1] < 0.02); // the interval alone let it pass
+  CHECK(r.reason.find("do not agree with its runs' wall times: the timed region saved 99.50% of "
+                      "BEST's time more than the whole run did in the median round of 3") !=
+        std::string::npos);
+
+  // Halving the timed region, with the untimed part varying by 15 ms on both sides: it stands.
+  FakeApp honest;
+  honest.times["/bin/best"] = {200000};
+  honest.times["/bin/cand"] = {100000};
+  honest.walls["/bin/best"] = {230000, 230000, 240000, 225000};
+  honest.walls["/bin/cand"] = {130000, 145000, 128000, 135000};
+  Result h = kopt::app::run_ab(family_with_app(), sides(), 3, {}, std::nullopt, honest, {});
+  CHECK(h.status == "ok");
+  CHECK(h.change.state == State::better);
 }
 
 TEST_CASE("a keep test of other content or another BEST predicts nothing") {

@@ -112,6 +112,33 @@ TEST_CASE("a process a child leaves behind, in a session of its own, is found an
   CHECK(kopt::util::kill_children() == 0);
 }
 
+TEST_CASE("ends_at_exit: the run ends with the program; what it left is killed and named") {
+  // The sleep, in a session of its own, holds the program's stdout open: without ends_at_exit
+  // the run lasts until its time limit, and is not ok although the program exited 0.
+  std::string script = "echo before; (setsid sleep 30 &); exit 0";
+  RealProcessRunner runner;
+  Command held{{"sh", "-c", script}, {}, {}, 1};
+  kopt::util::become_subreaper();
+  ProcessResult waited = runner.run(held);
+  CHECK(waited.timed_out);
+  CHECK_FALSE(waited.ok());
+  CHECK(kopt::util::kill_children() == 1);
+
+  Command ends = held;
+  ends.timeout_s = 20;
+  ends.ends_at_exit = true;
+  auto start = std::chrono::steady_clock::now();
+  ProcessResult r = runner.run(ends);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.ok());
+  CHECK(r.out == "before\n");
+  CHECK(took < 10);
+  CHECK(r.seconds < took);
+  REQUIRE(r.left_running.size() == 1);
+  CHECK(r.left_running[0].find("(sleep)") != std::string::npos);
+  CHECK(kopt::util::kill_children() == 0); // the run killed it
+}
+
 TEST_CASE("a command's process dies with the process that ran it, even a SIGKILLed one") {
   TempDir dir;
   const std::string pid_file = (dir.path() / "pid").string();
