@@ -7,6 +7,8 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <set>
 
 namespace kopt::candidate {
@@ -113,8 +115,51 @@ const Candidate &CandidateSet::get(const std::string &id) const {
       return c;
     }
   }
-  throw Error("unknown candidate '" + id + "' (candidates: " + util::join(ids(candidates_), ", ") +
-              ")");
+  throw Error(unknown_candidate(id, ids(candidates_), landed_dir_));
+}
+
+std::string same_number(const std::string &id, const std::vector<std::string> &ids) {
+  auto value = [](const std::string &text) -> std::optional<std::string> {
+    if (text.empty() ||
+        !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return std::nullopt;
+    }
+    size_t first = text.find_first_not_of('0');
+    return first == std::string::npos ? "0" : text.substr(first);
+  };
+  std::optional<std::string> wanted = value(id);
+  if (!wanted) {
+    return "";
+  }
+  for (const std::string &other : ids) {
+    if (other != id && value(other) == wanted) {
+      return other;
+    }
+  }
+  return "";
+}
+
+std::string unknown_candidate(const std::string &id, const std::vector<std::string> &ids,
+                              const fs::path &landed_dir) {
+  std::string there = " (candidates: " + util::join(ids, ", ") + ")";
+  std::error_code ec;
+  if (!landed_dir.empty() && fs::is_directory(landed_dir, ec)) {
+    std::vector<std::string> landed;
+    for (const auto &entry : fs::directory_iterator(landed_dir, ec)) {
+      if (entry.path().extension() == ".patch") {
+        landed.push_back(entry.path().stem().string());
+      }
+    }
+    std::string found =
+        std::find(landed.begin(), landed.end(), id) != landed.end() ? id : same_number(id, landed);
+    if (!found.empty()) {
+      return "candidate '" + found + "' was landed: kopt land removed its folder; its patch is " +
+             (landed_dir / (found + ".patch")).string() + there;
+    }
+  }
+  std::string hint = same_number(id, ids);
+  return "unknown candidate '" + id + "'" + (hint.empty() ? "" : ", did you mean '" + hint + "'?") +
+         there;
 }
 
 std::vector<const Candidate *> CandidateSet::chain(const std::string &id) const {

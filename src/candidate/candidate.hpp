@@ -10,6 +10,17 @@
 
 namespace kopt::candidate {
 
+/// Returns the id of `ids` that names the same number as `id` ("6", "006" -> "06"), or "" when
+/// `id` is not a number or no id of `ids` has its value.
+std::string same_number(const std::string &id, const std::vector<std::string> &ids);
+
+/// The error for an id that names no candidate of `ids`: "candidate '03' was landed: kopt land
+/// removed its folder; its patch is <landed_dir>/03.patch" when that patch is there (by value
+/// too), else "unknown candidate '6', did you mean '06'?" for an id of the same number; then
+/// the candidates there are.
+std::string unknown_candidate(const std::string &id, const std::vector<std::string> &ids,
+                              const std::filesystem::path &landed_dir);
+
 /// A candidate folder and its parsed candidate.json.
 struct Candidate {
   spec::CandidateSpec spec;
@@ -39,8 +50,12 @@ public:
   /// fails on it and `kopt ls` names it, before anything is built or measured.
   const std::vector<std::string> &target_problems() const { return target_problems_; }
 
-  /// Returns the candidate `id`; throws `unknown candidate 'id' (candidates: ...)`.
+  /// Returns the candidate `id`; throws unknown_candidate()'s message for an id it lacks.
   const Candidate &get(const std::string &id) const;
+
+  /// Where `kopt land` keeps the patches of the candidate folders it removed (<ledger>/landed):
+  /// get() then says of such an id that it was landed.
+  void set_landed_dir(const std::filesystem::path &dir) { landed_dir_ = dir; }
 
   /// The chain from `id` to the baseline: {id, base, base's base, ...}.
   std::vector<const Candidate *> chain(const std::string &id) const;
@@ -72,6 +87,7 @@ private:
                                                     const std::string &id) const;
 
   std::vector<Candidate> candidates_;
+  std::filesystem::path landed_dir_;
   std::vector<std::filesystem::path> skipped_;
   std::vector<std::string> target_problems_;
 };

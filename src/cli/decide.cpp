@@ -98,6 +98,10 @@ Handler setup_decide(CLI::App &app) {
       context.out << util::dump_json(decide::to_json(decision)) << "\n";
     } else {
       context.out << "candidate " << id << " vs BEST " << best.id << " (target " << decision.target
+                  << "), decided on " << decision.configs << " configs of "
+                  << loaded.family.configs.filename().string() << " ("
+                  << (decision.configs_hash.empty() ? "hash not recorded"
+                                                    : "hash " + decision.configs_hash.substr(0, 8))
                   << ")\n"
                   << decide::format_table(decision) << decide::format_traffic(decision);
       if (decision.speed_of_light) {

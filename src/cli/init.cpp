@@ -3,6 +3,7 @@
 #include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -17,6 +18,49 @@ struct InitOptions {
   std::string backend = "host";
   std::string arch;
 };
+
+// The folder of the KernelOptConfig.cmake that belongs to this kopt: its build folder (kopt at
+// <build>/src/kopt) or its install prefix's lib/cmake/KernelOpt; "" when neither is there.
+std::filesystem::path package_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    return {};
+  }
+  fs::path up = exe.parent_path().parent_path();
+  for (const fs::path &dir :
+       {up, up / "lib" / "cmake" / "KernelOpt", up / "lib64" / "cmake" / "KernelOpt"}) {
+    if (fs::is_regular_file(dir / "KernelOptConfig.cmake", ec)) {
+      return dir.lexically_normal();
+    }
+  }
+  return {};
+}
+
+// What to do next, as commands that configure, build and test as printed: the project's top
+// CMakeLists.txt needs enable_testing() for ctest to find the family's tests, and find_package
+// needs kopt's package folder.
+void print_next_steps(const std::string &dir, std::ostream &out) {
+  std::filesystem::path package = package_dir();
+  std::string kopt_dir =
+      " -DKernelOpt_DIR=" + (package.empty()
+                                 ? std::string("<the folder of kopt's KernelOptConfig.cmake>")
+                                 : package.string());
+  out << "Next, add to your project's CMakeLists.txt, after project():\n"
+      << "  enable_testing()\n"
+      << "  add_subdirectory(" << dir << ")\n"
+      << "then, from your project's folder:\n"
+      << "  cmake -S . -B build -G Ninja" << kopt_dir << "\n"
+      << "  cd build\n"
+      << "  kopt round --id 00                     # the baseline: build, measure, record\n"
+      << "  kopt new --id 01 --base 00 --from-patch change.diff --hypothesis '...'\n"
+      << "  kopt round --id 01                     # a verdict against BEST\n"
+      << "  ctest -L correctness                   # every candidate's output against the golden\n"
+      << "Or configure the family as a project of its own:\n"
+      << "  cmake -S " << dir << " -B build -G Ninja -DCMAKE_BUILD_TYPE=Release" << kopt_dir
+      << "\n";
+}
 
 } // namespace
 
@@ -56,15 +100,7 @@ Handler setup_init(CLI::App &app) {
     for (const auto &path : written) {
       context.out << "  " << path.string() << "\n";
     }
-    context.out
-        << "Next:\n"
-        << "  add_subdirectory(" << options->dir
-        << ") in your CMakeLists.txt, or configure it on its own:\n"
-        << "  cmake -S " << options->dir << " -B build -G Ninja -DCMAKE_BUILD_TYPE=Release\n"
-        << "  cd build && kopt round --id 00        # the baseline: build, measure, record\n"
-        << "  kopt new --id 01 --base 00 --from-patch change.diff --hypothesis '...'\n"
-        << "                                         # a candidate: your edit of the kernel\n"
-        << "  kopt round --id 01                     # a verdict against BEST\n";
+    print_next_steps(options->dir, context.out);
     return 0;
   };
 }

@@ -109,7 +109,7 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
   auto write = [&] {
     if (state) {
       out.patches = candidate::write_removed_patches(loaded.family, loaded.candidates, plan,
-                                                     files.dir / "landed", runner);
+                                                     files.landed(), runner);
     }
     candidate::apply_land(loaded.family, loaded.candidates, plan);
   };

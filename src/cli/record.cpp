@@ -29,6 +29,9 @@ Handler setup_record(CLI::App &app) {
                  "stop after this many consecutive measured regressions (default " +
                      std::to_string(ledger::Options{}.max_consecutive) + ")")
       ->check(whole_number(1));
+  app.add_flag("--allow-other-build", options->limits.allow_other_build,
+               "record a measurement of another build than BEST was recorded with (another "
+               "optimisation level or flags); the attempt's row names its build");
   return [options](Context &context) {
     LoadedFamily loaded = load_family(options->family);
     ledger::RecordRun run = ledger::record_candidate(

@@ -32,6 +32,9 @@ Handler setup_round(CLI::App &app) {
   app.add_option("--max-consecutive", options->round.limits.max_consecutive,
                  "stop after this many consecutive measured regressions (default 5)")
       ->check(whole_number(1));
+  app.add_flag("--allow-other-build", options->round.limits.allow_other_build,
+               "record a measurement of another build than BEST was recorded with (another "
+               "optimisation level or flags); the attempt's row names its build");
   return [options](Context &context) {
     options->family.resolve();
     round::RoundOptions request = options->round;

@@ -3,6 +3,9 @@
 #include "ledger/ledger.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
+#include "util/csv.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
@@ -11,6 +14,35 @@
 #include <ostream>
 
 namespace kopt::cli {
+
+namespace {
+
+// BEST's row was measured over the configs file of its day: once the file changed, its geomean
+// is of other configs than the next keep test measures. Returns what changed, or "".
+std::string best_row_stale(const spec::Family &family, const ledger::State &state) {
+  for (auto row = state.kept.rbegin(); row != state.kept.rend(); ++row) {
+    if (row->candidate != state.best) {
+      continue;
+    }
+    std::error_code ec;
+    if (row->configs_hash.empty() || !std::filesystem::is_regular_file(family.configs, ec) ||
+        util::hash_file(family.configs) == row->configs_hash) {
+      return "";
+    }
+    std::string now = "?";
+    try {
+      now = std::to_string(util::read_csv(family.configs).rows.size());
+    } catch (const Error &) {
+      // The keep test names what is wrong with the file; the state is still shown.
+    }
+    return family.configs.filename().string() + " changed since BEST's row was measured (" +
+           std::to_string(row->configs) + " configs then, " + now +
+           " now): its geomean is of the configs of then";
+  }
+  return "";
+}
+
+} // namespace
 
 Handler setup_status(CLI::App &app) {
   auto options = std::make_shared<FamilyOptions>();
@@ -46,14 +78,17 @@ Handler setup_status(CLI::App &app) {
               " is gone (no candidate.json there): restore it (e.g. git checkout -- " +
               best_dir.string() + ") before the next round or land";
     }
+    std::string stale = best_row_stale(family, *state);
     if (context.json) {
       nlohmann::json j = ledger::to_json(*state);
+      j["best_row_stale"] = stale;
       if (!error.empty()) {
         j["error"] = error;
       }
       context.out << util::dump_json(j) << "\n";
     } else {
       context.out << ledger::format_status(*state)
+                  << (stale.empty() ? "" : "note: " + stale + "\n")
                   << (error.empty() ? "" : "error: " + error + "\n");
     }
     return error.empty() ? 0 : 1;

@@ -304,6 +304,8 @@ Decision describe(const Measurement &best, const Measurement &candidate, const R
   d.measured_by = profile::to_string(candidate.measured_by);
   d.build = candidate.build;
   d.build_flags = candidate.build_flags;
+  d.configs = static_cast<int>(candidate.configs.size());
+  d.configs_hash = candidate.configs_hash;
   d.arrangement = candidate.arrangement;
   d.options = options;
   return d;
@@ -1142,6 +1144,8 @@ nlohmann::json to_json(const Decision &d) {
           {"measured_by", d.measured_by},
           {"build", d.build},
           {"build_flags", d.build_flags},
+          {"configs", d.configs},
+          {"configs_hash", d.configs_hash},
           {"arrangement", d.arrangement},
           {"method", to_string(d.method)},
           {"rounds", d.rounds},
@@ -1285,6 +1289,8 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
           : MixedBuilds::refuse;
   d.build = util::json_field_or<std::string>(j, "build", "", source);
   d.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
+  d.configs = static_cast<int>(util::json_int_in_or(j, "configs", 0, INT32_MAX, 0, source));
+  d.configs_hash = util::json_field_or<std::string>(j, "configs_hash", "", source);
   d.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");

@@ -145,6 +145,10 @@ struct Decision {
   std::string measured_by; ///< the candidate measurement's source
   std::string build;       ///< the candidate measurement's build (Measurement::build)
   std::string build_flags; ///< and its flags
+  /// The configs it was decided on: how many the candidate's measurement holds, and the configs
+  /// file's content hash it measured ("" when the measurement did not record it).
+  int configs = 0;
+  std::string configs_hash;
   /// The candidate measurement's arrangement (Measurement::arrangement): "best-first",
   /// "candidate-first", or "" when not side by side or not recorded.
   std::string arrangement;

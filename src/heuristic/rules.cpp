@@ -30,7 +30,7 @@ size_t column_index(const std::string &name, const std::vector<std::string> &col
                     const std::string &where) {
   auto it = std::find(columns.begin(), columns.end(), name);
   if (it == columns.end()) {
-    std::string hint = util::nearest(name, columns);
+    std::string hint = util::nearest(name, columns, util::Case::ignore);
     throw Error(where + ": unknown feature '" + name +
                 "' (dispatch columns: " + util::join(columns, ", ") + ")" +
                 (hint.empty() ? "" : ", did you mean '" + hint + "'?"));

@@ -99,6 +99,11 @@ std::string attempt_row(const nlohmann::json &line) {
   if (std::string event = text_field(line, "event"); !event.empty()) {
     verdict += " (" + event + ")";
   }
+  if (!text_field(line, "other_build").empty()) {
+    // Recorded with --allow-other-build: the row names the build its times are of.
+    buildinfo::BuildFlags build{text_field(line, "build_flags"), text_field(line, "build")};
+    verdict += " (build " + build.hash + " (" + build.optimisation() + "), not BEST's)";
+  }
   std::vector<std::string> classes;
   auto listed = line.find("classes");
   if (listed != line.end() && listed->is_array()) {
@@ -260,7 +265,11 @@ nlohmann::json to_json(const State &s) {
                     {"change", k.change ? nlohmann::json(*k.change) : nlohmann::json(nullptr)},
                     {"interval", k.interval ? nlohmann::json{k.interval->first, k.interval->second}
                                             : nlohmann::json(nullptr)},
-                    {"hypothesis", k.hypothesis}});
+                    {"hypothesis", k.hypothesis},
+                    {"build", k.build},
+                    {"build_flags", k.build_flags},
+                    {"configs", k.configs},
+                    {"configs_hash", k.configs_hash}});
   }
   nlohmann::json recorded = nlohmann::json::array();
   for (const RecordedAttempt &a : s.recorded) {
@@ -339,6 +348,11 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
       }
       row.interval = std::pair{bounds[0], bounds[1]};
     }
+    // Written since kept rows name what they measured; older rows lack them.
+    row.build = util::json_field_or<std::string>(k, "build", "", where);
+    row.build_flags = util::json_field_or<std::string>(k, "build_flags", "", where);
+    row.configs = static_cast<int>(util::json_int_in_or(k, "configs", 0, INT32_MAX, 0, where));
+    row.configs_hash = util::json_field_or<std::string>(k, "configs_hash", "", where);
     s.kept.push_back(std::move(row));
   }
   auto recorded = array_field(j, "recorded", source);
@@ -471,16 +485,18 @@ Recorded record_first_baseline(const Files &files, std::vector<nlohmann::json> h
                     kernels_of(measurement, d.target), source_of(measurement),
                     d.overall->candidate_us, std::nullopt, std::nullopt,
                     candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
-  write_all(files, s, std::move(history),
-            {{"kind", "baseline"},
-             {"date", date},
-             {"candidate", d.candidate},
-             {"hash", d.hash},
-             {"geomean_us", d.overall->candidate_us},
-             {"measured_by", source_of(measurement)},
-             {"target", d.target},
-             {"kernels", kernels_of(measurement, d.target)},
-             {"hypothesis", s.kept.back().hypothesis}});
+  set_measured(s.kept.back(), measurement);
+  nlohmann::json line{{"kind", "baseline"},
+                      {"date", date},
+                      {"candidate", d.candidate},
+                      {"hash", d.hash},
+                      {"geomean_us", d.overall->candidate_us},
+                      {"measured_by", source_of(measurement)},
+                      {"target", d.target},
+                      {"kernels", kernels_of(measurement, d.target)},
+                      {"hypothesis", s.kept.back().hypothesis}};
+  line.update(measured_json(measurement));
+  write_all(files, s, std::move(history), std::move(line));
   return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
 }
 
@@ -550,6 +566,7 @@ Applied apply_keep(State &s, const Decision &d, const spec::CandidateSpec &candi
               d.overall->change,
               std::nullopt,
               candidate.hypothesis};
+  set_measured(row, measurement);
   if (d.overall->has_interval) {
     row.interval = std::pair{d.overall->low, d.overall->high};
   }
@@ -650,8 +667,9 @@ Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &ca
 // to give back the state this record writes.
 nlohmann::json attempt_json(const Decision &d, const State &s, const spec::CandidateSpec &candidate,
                             const profile::Measurement &measurement, const std::string &date,
-                            const std::string &proposal, const std::string &event) {
-  return nlohmann::json{
+                            const std::string &proposal, const std::string &event,
+                            const std::string &other) {
+  nlohmann::json line{
       {"kind", "attempt"},
       {"date", date},
       {"candidate", d.candidate},
@@ -678,6 +696,11 @@ nlohmann::json attempt_json(const Decision &d, const State &s, const spec::Candi
       {"best_us", d.overall ? nlohmann::json(d.overall->best_us) : nlohmann::json(nullptr)},
       {"measured_by", source_of(measurement)},
       {"kernels", kernels_of(measurement, d.target)}};
+  line.update(measured_json(measurement));
+  if (!other.empty()) {
+    line["other_build"] = other; // recorded as asked (--allow-other-build)
+  }
+  return line;
 }
 
 } // namespace
@@ -697,13 +720,21 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   if (std::optional<Recorded> unchanged = nothing_to_record(files, s, d)) {
     return *unchanged;
   }
+  // Times of another build (-O0 against the -O3 BEST was kept with, say) are no measure
+  // against BEST's row: recorded only when asked, and the attempt's line says so.
+  std::string other = other_build(s, measurement);
+  if (!other.empty() && !options.allow_other_build) {
+    throw Error("not recorded: " + other + ": its times are no measure against BEST's row; " +
+                "build with the flags BEST was recorded with and measure again, or record it " +
+                "anyway with --allow-other-build");
+  }
   std::string proposal = proposal_of(candidate);
   Applied applied = apply_verdict(s, d, candidate, measurement, date, proposal, options);
   if (d.verdict != Verdict::keep) {
     s.recorded.push_back({d.candidate, d.hash, decide::to_string(d.verdict)});
   }
   write_all(files, s, std::move(contents.attempts),
-            attempt_json(d, s, candidate, measurement, date, proposal, applied.event));
+            attempt_json(d, s, candidate, measurement, date, proposal, applied.event, other));
   return {Outcome::recorded, applied.message, s};
 }
 

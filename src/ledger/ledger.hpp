@@ -49,6 +49,12 @@ struct KeptRow {
   std::optional<double> change; ///< vs the previous BEST; absent for the baseline
   std::optional<std::pair<double, double>> interval; ///< the change's interval, when paired
   std::string hypothesis;
+  /// What its measurement measured (recorded_build() reads rows written before these were):
+  /// the build (Measurement::build, build_flags) and the configs (how many, the file's hash).
+  std::string build;
+  std::string build_flags;
+  int configs = 0;
+  std::string configs_hash;
 };
 
 /// An attempt already recorded against the current BEST, so a second record is detected.
@@ -78,6 +84,8 @@ struct State {
 struct Options {
   int max_consecutive = 5; ///< stop after this many consecutive measured regressions
   int max_repairs = 3;     ///< an incorrect proposal is abandoned after this many attempts
+  /// Record a measurement of another build than BEST was recorded with (other_build()).
+  bool allow_other_build = false;
 };
 
 /// Whether record() changed the ledger, and if not, why not.
@@ -97,6 +105,8 @@ struct Files {
   std::filesystem::path state() const { return dir / "state.json"; }
   std::filesystem::path performance() const { return dir / "performance.md"; }
   std::filesystem::path attempts() const { return dir / "attempts.jsonl"; }
+  /// The patches of the candidate folders `kopt land` removed, one <id>.patch each.
+  std::filesystem::path landed() const { return dir / "landed"; }
   /// A change of the three files above on its way (journal.hpp): present only while a record
   /// runs, or after one was killed or failed, until the next command completes it.
   std::filesystem::path journal() const { return dir / "ledger.journal"; }
@@ -215,6 +225,32 @@ const char *to_string(Outcome outcome);
 /// Returns the state.
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
                        int waited_min = 60);
+
+/// The build a kept row's measurement measured: its hash and optimisation level ("-O3"), read
+/// from the row's build fields or, in rows written before them, from its measured_by text; both
+/// "" when the row names none.
+struct RecordedBuild {
+  std::string hash;
+  std::string optimisation;
+};
+
+/// Returns the build BEST's kept row of `state` was measured with.
+RecordedBuild recorded_build(const State &state);
+
+/// Why measurement `m` cannot stand beside BEST's row of `state`: "candidate 06 measured build
+/// <hash> (-O0); BEST 00 was recorded with build <hash> (-O3)", or "" when the builds are the
+/// same or either is unknown. Times of another optimisation level or other flags are no measure
+/// against BEST's.
+std::string other_build(const State &state, const profile::Measurement &m);
+
+/// Sets kept row `row`'s build and configs fields from measurement `m`.
+void set_measured(KeptRow &row, const profile::Measurement &m);
+
+/// The build and configs fields of a ledger line (a baseline or attempt) for measurement `m`.
+nlohmann::json measured_json(const profile::Measurement &m);
+
+/// Sets kept row `row`'s build and configs fields from ledger line `line` (absent ones stay "").
+void set_measured(KeptRow &row, const nlohmann::json &line);
 
 /// Returns one line that sums the state up: BEST, the regression counter and whether stopped.
 std::string summary_line(const State &state);

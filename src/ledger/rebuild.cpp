@@ -57,6 +57,7 @@ void apply_baseline(State &s, const json &line) {
                         text_or(line, "measured_by"),
                         number_or_none(line, "geomean_us").value_or(0), std::nullopt, std::nullopt,
                         text_or(line, "hypothesis", "baseline")});
+  set_measured(fresh.kept.back(), line);
   s = std::move(fresh);
 }
 
@@ -69,6 +70,7 @@ void apply_keep(State &s, const json &line) {
                     "keep", text_or(line, "target"), strings_of(line, "kernels"),
                     text_or(line, "measured_by"), geomean, change,
                     interval_of(line, "overall_interval"), text_or(line, "hypothesis")});
+  set_measured(s.kept.back(), line);
   s.best = text_or(line, "candidate");
   s.best_hash = text_or(line, "hash");
   s.consecutive_regressions = 0;

@@ -1,5 +1,6 @@
 #include "ledger/record_candidate.hpp"
 
+#include "profile/freshness.hpp"
 #include "util/error.hpp"
 
 namespace kopt::ledger {
@@ -65,10 +66,16 @@ RecordRun record_candidate(const spec::Layout &layout, const spec::Family &famil
           ? profile::read_measurement(measurement_path)
           : decide::missing_measurement(candidate.id(), measurement_path);
   // The measurement gives performance.md its kernels: it must still be the one decided.
+  std::string remedy = "run candidate_" + candidate.id() + "_bench and kopt decide --candidate " +
+                       candidate.id() + " again";
   decide::check_measured(measurement, measurement_path.string(), {candidate.id(), hash},
-                         {decision.best, decision.best_hash},
-                         "run candidate_" + candidate.id() + "_bench and kopt decide --candidate " +
-                             candidate.id() + " again");
+                         {decision.best, decision.best_hash}, remedy);
+  // A verdict on configs, a golden, a harness or a build that are no longer there is not
+  // recorded as the loop's.
+  std::string changed = profile::changed_since(measurement, family, layout);
+  if (!changed.empty()) {
+    throw Error(measurement_path.string() + ": " + changed + "; " + remedy);
+  }
 
   Files files{layout.ledger};
   RecordRun run;

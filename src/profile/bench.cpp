@@ -2,6 +2,7 @@
 
 #include "buildinfo/build_flags.hpp"
 #include "profile/cupti_trace.hpp"
+#include "profile/freshness.hpp"
 #include "profile/harness_csv.hpp"
 #include "profile/ncu.hpp"
 #include "profile/rocprofv3.hpp"
@@ -227,6 +228,7 @@ Measurement describe_run(const spec::Family &family, const spec::Layout &layout,
     m.warmup = family.warmup;
     m.repeat = family.repeat;
   }
+  set_inputs(m, current_inputs(family, layout));
   m.config_columns = util::read_csv(family.configs).header;
   return m;
 }
@@ -922,6 +924,13 @@ std::string why_measure_again(const spec::Family &family, const spec::Layout &la
   }
   if (id != best_id && (m.paired_best != best_id || m.paired_best_hash != best_hash)) {
     return "measured beside BEST " + m.paired_best + ", BEST is now " + best_id;
+  }
+  if (m.configs_hash.empty()) {
+    return "no record of the configs it measured (written by an older kopt)";
+  }
+  std::string changed = changed_since(m, family, layout);
+  if (!changed.empty()) {
+    return changed;
   }
   return stale_reason(conditions_of(m), benchmark_conditions(family, setup, hash));
 }

@@ -187,6 +187,9 @@ nlohmann::json to_json(const Measurement &m) {
           {"date", m.date},
           {"build", m.build},
           {"build_flags", m.build_flags},
+          {"configs_hash", m.configs_hash},
+          {"golden", m.golden},
+          {"harness_source", m.harness_source},
           {"warmup", m.warmup},
           {"repeat", m.repeat},
           {"paired_best", m.paired_best},
@@ -213,6 +216,9 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
   m.clocks = util::json_field_or<std::string>(j, "clocks", "", source);
   m.build = util::json_field_or<std::string>(j, "build", "", source);
   m.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
+  m.configs_hash = util::json_field_or<std::string>(j, "configs_hash", "", source);
+  m.golden = util::json_field_or<std::string>(j, "golden", "", source);
+  m.harness_source = util::json_field_or<std::string>(j, "harness_source", "", source);
   m.warmup = static_cast<int>(util::json_int_in_or(j, "warmup", 0, 1000000, 0, source));
   m.repeat = static_cast<int>(util::json_int_in_or(j, "repeat", 0, 1000000, 0, source));
   m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);

@@ -65,6 +65,13 @@ struct Measurement {
   /// launcher, or by an older kopt).
   std::string build;
   std::string build_flags;
+  /// What it measured besides the code and the machine (profile/freshness.hpp): the configs
+  /// file's content hash, the golden's (the hash of golden.json, "" when there was none) and the
+  /// family's harness source's, each taken when the run began; "" in measurements written before
+  /// kopt recorded them.
+  std::string configs_hash;
+  std::string golden;
+  std::string harness_source;
   int warmup = 0; ///< untimed runs per config before each round's timed ones
   int repeat = 0; ///< timed runs per config and round; 0 in older measurements
   /// BEST's id and hash when this candidate was measured side by side with BEST (BEST's own

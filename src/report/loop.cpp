@@ -2,6 +2,7 @@
 
 #include "decide/decide.hpp"
 #include "ledger/ledger.hpp"
+#include "profile/freshness.hpp"
 #include "profile/measurement.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -16,19 +17,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string measured_state(const spec::Layout &layout, const std::string &id,
-                           const std::string &hash) {
-  if (!fs::exists(layout.measurement(id))) {
-    return "";
+// How candidate `id`'s measurement stands: "ok", "failed", "stale" (of other sources, or of
+// inputs that changed since: `row.stale` says which), "unreadable" or "" (never measured).
+void set_measured(CandidateRow &row, const spec::Family &family, const spec::Layout &layout) {
+  if (!fs::exists(layout.measurement(row.id))) {
+    return;
   }
   try {
-    profile::Measurement m = profile::read_measurement(layout.measurement(id));
-    if (!m.ok()) {
-      return "failed";
+    profile::Measurement m = profile::read_measurement(layout.measurement(row.id));
+    if (!row.hash.empty() && !m.hash.empty() && m.hash != row.hash) {
+      row.stale = "the candidate's content changed since the measurement";
+    } else {
+      row.stale = profile::changed_since(m, family, layout);
     }
-    return !hash.empty() && !m.hash.empty() && m.hash != hash ? "stale" : "ok";
+    row.measured = !row.stale.empty() ? "stale" : m.ok() ? "ok" : "failed";
   } catch (const Error &) {
-    return "unreadable";
+    row.measured = "unreadable";
   }
 }
 
@@ -192,7 +196,7 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
       row.problem = e.what();
     }
     row.built = fs::exists(layout.harness(row.id));
-    row.measured = measured_state(layout, row.id, row.hash);
+    set_measured(row, family, layout);
     row.verdict = verdict_of(layout, row.id);
     row.recorded = recorded_state(state, attempts, row.id, row.hash);
     row.changed = changed_since_kept(state, row.id, row.hash);
@@ -210,6 +214,7 @@ nlohmann::json to_json(const std::vector<CandidateRow> &rows) {
                    {"hypothesis", r.hypothesis},
                    {"built", r.built},
                    {"measured", r.measured},
+                   {"stale", r.stale},
                    {"verdict", r.verdict},
                    {"recorded", r.recorded},
                    {"changed", r.changed},
@@ -224,7 +229,10 @@ std::string format_candidates(const std::vector<CandidateRow> &rows) {
   for (const CandidateRow &r : rows) {
     table.push_back({r.id, r.base.empty() ? "-" : r.base,
                      r.hash.empty() ? "?" : r.hash.substr(0, 8), r.built ? "yes" : "no",
-                     r.measured.empty() ? "-" : r.measured, r.verdict.empty() ? "-" : r.verdict,
+                     r.measured.empty() ? "-" : r.measured,
+                     r.verdict.empty() ? "-"
+                     : r.stale.empty() ? r.verdict
+                                       : r.verdict + " (stale)",
                      r.recorded.empty() ? "-" : r.recorded + (r.changed ? " (changed)" : ""),
                      r.problem.empty() ? r.hypothesis : "error: " + r.problem});
   }

@@ -21,7 +21,10 @@ struct CandidateRow {
   std::string hash; ///< its content hash now ("" when its sources cannot be read)
   std::string hypothesis;
   bool built = false;   ///< its harness binary exists
-  std::string measured; ///< "ok", "failed", "stale" (of other sources) or "" (never)
+  std::string measured; ///< "ok", "failed", "stale", "unreadable" or "" (never measured)
+  /// Why the measurement is stale (other sources, or configs, golden, harness or build changed
+  /// since it was taken), "" when it is current; its verdict is then stale too.
+  std::string stale;
   std::string verdict;  ///< its decision.json's verdict, "" when not decided
   std::string recorded; ///< "BEST", "kept", "baseline", an attempt's verdict, or ""
   bool changed = false; ///< BEST or kept, and its content hash is not the one it was kept with

@@ -13,6 +13,7 @@ LoadedFamily load(const std::string &spec, const std::string &state_dir,
   spec::Family family = spec::load_family(spec);
   candidate::CandidateSet candidates = candidate::CandidateSet::discover(family);
   spec::Layout layout(state_dir, ledger);
+  candidates.set_landed_dir(ledger::Files{layout.ledger}.landed());
   return {std::move(family), std::move(candidates), std::move(layout)};
 }
 

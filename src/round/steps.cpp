@@ -1,6 +1,7 @@
 #include "round/steps.hpp"
 
 #include "gpu/gate.hpp"
+#include "profile/freshness.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -19,6 +20,29 @@ profile::Measurement read_or_missing(const fs::path &path, const std::string &id
   std::error_code ec;
   return fs::exists(path, ec) ? profile::read_measurement(path)
                               : decide::missing_measurement(id, path);
+}
+
+// A measurement of inputs that changed since it was taken (the configs, the golden, the harness,
+// the build) is refused, never decided: its verdict would be of what is no longer there.
+void check_current(const profile::Measurement &m, const fs::path &path, const LoadedFamily &loaded,
+                   const std::string &remedy) {
+  std::string changed = profile::changed_since(m, loaded.family, loaded.layout);
+  if (!changed.empty()) {
+    throw Error(path.string() + ": " + changed + "; " + remedy);
+  }
+}
+
+// Both sides rebuilt with other flags (the build type changed in the build folder) compare alike,
+// but not with BEST's row in the ledger: the verdict says so, and kopt record refuses it unless
+// asked.
+void say_other_build(decide::Decision &decision, const LoadedFamily &loaded,
+                     const profile::Measurement &measured) {
+  std::optional<ledger::State> state = ledger::read_state(ledger::Files{loaded.layout.ledger});
+  std::string other = state ? ledger::other_build(*state, measured) : "";
+  if (!other.empty()) {
+    decision.reason += "; another build than BEST's row: " + other +
+                       " (kopt record refuses it without --allow-other-build)";
+  }
 }
 
 } // namespace
@@ -88,11 +112,13 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
     decide::check_measured(measured, path.string(), own,
                            decide::Identity{measured.paired_best, measured.paired_best_hash},
                            remedy);
+    check_current(measured, path, loaded, remedy);
     decide::Decision decision = decide::decide(measured, measured, request, options);
     decide::write_decision(decision_path, decision);
     return decision;
   }
   decide::check_measured(measured, path.string(), own, best_identity, remedy);
+  check_current(measured, path, loaded, remedy);
   profile::Measurement best_measured;
   if (!measured.paired_best.empty()) {
     path = loaded.layout.paired_best(id);
@@ -107,7 +133,9 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
           ? decide::Identity{best_measured.paired_best, best_measured.paired_best_hash}
           : best_identity;
   decide::check_measured(best_measured, path.string(), best_identity, paired, remedy);
+  check_current(best_measured, path, loaded, remedy);
   decide::Decision decision = decide::decide(best_measured, measured, request, options);
+  say_other_build(decision, loaded, measured);
   decide::write_decision(decision_path, decision);
   return decision;
 }

@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -155,11 +156,20 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::string nearest(std::string_view word, const std::vector<std::string> &candidates) {
+std::string nearest(std::string_view word, const std::vector<std::string> &candidates,
+                    Case letters) {
+  auto folded = [letters](std::string_view text) {
+    std::string out(text);
+    if (letters == Case::ignore) {
+      std::transform(out.begin(), out.end(), out.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    }
+    return out;
+  };
   std::string best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto &candidate : candidates) {
-    size_t d = edit_distance(word, candidate);
+    size_t d = edit_distance(folded(word), folded(candidate));
     if (d < best_distance) {
       best = candidate;
       best_distance = d;

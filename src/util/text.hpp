@@ -49,7 +49,12 @@ std::string utc_now();
 /// Returns the Levenshtein edit distance between two strings (for "did you mean" hints).
 size_t edit_distance(std::string_view a, std::string_view b);
 
-/// Returns the candidate nearest to `word` when it is close enough to suggest, else "".
-std::string nearest(std::string_view word, const std::vector<std::string> &candidates);
+/// Whether nearest() tells letters apart by case.
+enum class Case { exact, ignore };
+
+/// Returns the candidate nearest to `word` when it is close enough to suggest, else "". With
+/// Case::ignore, distances are of the lower-cased words ('k' is nearest to 'K', not to 'M').
+std::string nearest(std::string_view word, const std::vector<std::string> &candidates,
+                    Case letters = Case::exact);
 
 } // namespace kopt::util

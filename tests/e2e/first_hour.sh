@@ -9,8 +9,6 @@ need python3
 
 p=$WORK/project
 mkdir -p "$p"
-printf 'cmake_minimum_required(VERSION 3.25)\nproject(mine LANGUAGES CXX)\nadd_subdirectory(kernels/axpy)\n' \
-  >"$p/CMakeLists.txt"
 
 echo "--- kopt init: the family's files, and what to do next"
 (cd "$p" && "$KOPT" init kernels/axpy >"$WORK/init.txt") || { cat "$WORK/init.txt"; fail "init"; }
@@ -18,7 +16,6 @@ for f in family.json axpy_kernel.hpp instance.cpp.in harness.cpp configs.csv CMa
   candidates/00/candidate.json; do
   [ -f "$p/kernels/axpy/$f" ] || fail "init wrote no $f"
 done
-grep -q "kopt round --id 00" "$WORK/init.txt" || { cat "$WORK/init.txt"; fail "no next step"; }
 echo "--- a second init there keeps every file (nothing written, the files named)"
 cp "$p/kernels/axpy/harness.cpp" "$WORK/harness.before"
 echo "// mine" >>"$p/kernels/axpy/harness.cpp"
@@ -28,37 +25,65 @@ grep -q "kernels/axpy/harness.cpp.* already there: nothing was written" "$WORK/a
 tail -1 "$p/kernels/axpy/harness.cpp" | grep -q "// mine" || fail "init overwrote the user's edit"
 cp "$WORK/harness.before" "$p/kernels/axpy/harness.cpp"
 
-echo "--- configure with no build type: -O3, and configure says so"
-cmake -S "$p" -B "$p/build" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" >"$WORK/configure.log" 2>&1 ||
-  { cat "$WORK/configure.log"; fail "configure"; }
-grep -q "CMAKE_BUILD_TYPE is not set, so the family's candidates compile with -O3" "$WORK/configure.log" ||
-  { cat "$WORK/configure.log"; fail "no notice"; }
+echo "--- the printed next steps, followed as printed: the lines for the project's CMakeLists.txt"
+# Printed lines between two headings, without the two spaces before each.
+printed() { # first heading, next heading
+  sed -n "/^$1/,/^$2/p" "$WORK/init.txt" | sed '1d;$d' | sed 's/^  //'
+}
+printed "Next, add to your project's CMakeLists.txt" "then, from your project's folder:" >"$WORK/add.txt"
+grep -qx "enable_testing()" "$WORK/add.txt" || { cat "$WORK/init.txt"; fail "no enable_testing() to add"; }
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(mine LANGUAGES CXX)\n' >"$p/CMakeLists.txt"
+cat "$WORK/add.txt" >>"$p/CMakeLists.txt"
+printed "then, from your project's folder:" "Or configure" >"$WORK/steps.txt"
+grep -q "^cmake -S \. -B build -G Ninja -DKernelOpt_DIR=$(realpath "$KOPT_PACKAGE_DIR")\$" "$WORK/steps.txt" ||
+  { cat "$WORK/steps.txt"; fail "the configure step names no KernelOpt_DIR of this kopt"; }
+# The edit of the kernel that the `kopt new` step names as change.diff (in the build folder).
+cp "$p/kernels/axpy/axpy_kernel.hpp" "$WORK/edited.hpp"
+sed -i 's/^template <int UNROLL> void axpy_kernel/\/\/ The loop, unrolled by the compiler too.\ntemplate <int UNROLL> void axpy_kernel/' "$WORK/edited.hpp"
+(cd "$p/kernels/axpy" && diff -u axpy_kernel.hpp "$WORK/edited.hpp" | sed "s|$WORK/edited.hpp|axpy_kernel.hpp|") \
+  >"$WORK/change.diff" || true
+[ -s "$WORK/change.diff" ] || fail "the edit made no patch"
 
-cd "$p/build"
-echo "--- the baseline from the build folder: kopt round --id 00 builds, measures and records it"
-"$KOPT" round --id 00 --rounds 2 >"$WORK/r00.txt" 2>&1 || { cat "$WORK/r00.txt"; fail "round 00"; }
-"$KOPT" status >"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status"; }
-grep -q "BEST: 00 " "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "00 is not BEST"; }
-grep -q "build [0-9a-f]\{12\} (-O3)" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status names no -O3 build"; }
-python3 - kopt/axpy/results/00/measurement.json <<'PY' || fail "measurement.json names no optimised build"
+export PATH="$(dirname "$KOPT"):$PATH"
+cd "$p"
+n=0
+while IFS= read -r step <&3; do
+  n=$((n + 1))
+  echo "\$ $step"
+  [ "$step" = "cd build" ] && { cd build; cp "$WORK/change.diff" change.diff; continue; }
+  rc=0
+  eval "$step" >"$WORK/step$n.txt" 2>&1 </dev/null || rc=$?
+  # A round ends 1 when its candidate is not kept (tie, regression): a verdict all the same.
+  if [ $rc -ne 0 ] && ! { [[ "$step" == "kopt round --id 01"* ]] && [ $rc -eq 1 ]; }; then
+    cat "$WORK/step$n.txt"
+    fail "the printed step '$step' exited $rc"
+  fi
+  case "$step" in
+  cmake*)
+    grep -q "CMAKE_BUILD_TYPE is not set, so the family's candidates compile with -O3" "$WORK/step$n.txt" ||
+      { cat "$WORK/step$n.txt"; fail "configure with no build type says nothing of -O3"; } ;;
+  "kopt round --id 00"*)
+    "$KOPT" status >"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status"; }
+    grep -q "BEST: 00 " "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "00 is not BEST"; }
+    grep -q "build [0-9a-f]\{12\} (-O3)" "$WORK/status.txt" ||
+      { cat "$WORK/status.txt"; fail "status names no -O3 build"; }
+    python3 - kopt/axpy/results/00/measurement.json <<'PY' || fail "measurement.json names no optimised build"
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert len(m["build"]) == 12 and " -O3" in m["build_flags"], (m["build"], m["build_flags"])
 PY
-
-echo "--- a candidate from an edit of the kernel, and its verdict"
-cp ../kernels/axpy/axpy_kernel.hpp "$WORK/edited.hpp"
-sed -i 's/^template <int UNROLL> void axpy_kernel/\/\/ The loop, unrolled by the compiler too.\ntemplate <int UNROLL> void axpy_kernel/' "$WORK/edited.hpp"
-(cd ../kernels/axpy && diff -u axpy_kernel.hpp "$WORK/edited.hpp" | sed "s|$WORK/edited.hpp|axpy_kernel.hpp|") \
-  >"$WORK/change.diff" || true
-[ -s "$WORK/change.diff" ] || fail "the edit made no patch"
-"$KOPT" new --id 01 --base 00 --from-patch "$WORK/change.diff" --hypothesis "a comment: the same code" \
-  >"$WORK/new.txt" 2>&1 || { cat "$WORK/new.txt"; fail "new"; }
-"$KOPT" round --id 01 --rounds 2 --json >"$WORK/r01.json" 2>"$WORK/r01.err" || true
-python3 - "$WORK/r01.json" <<'PY' || { cat "$WORK/r01.err"; fail "no verdict for 01"; }
+    ;;
+  ctest*)
+    grep -q "candidate_00.correctness" "$WORK/step$n.txt" && grep -q "candidate_01.correctness" "$WORK/step$n.txt" &&
+      grep -q "100% tests passed" "$WORK/step$n.txt" ||
+      { cat "$WORK/step$n.txt"; fail "ctest as printed runs no correctness test"; } ;;
+  esac
+done 3<"$WORK/steps.txt"
+[ "$n" -ge 6 ] || fail "only $n printed steps"
+python3 - kopt/axpy/results/01/decision.json <<'PY' || fail "no verdict for 01"
 import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["verdict"] in ("keep", "tie", "regression"), r
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] in ("keep", "tie", "regression"), d
 PY
 "$KOPT" log >"$WORK/log.txt" || fail "log"
 grep -q "01" "$WORK/log.txt" || { cat "$WORK/log.txt"; fail "01 not in the log"; }

@@ -208,4 +208,33 @@ TEST_CASE("why_not_plain_inside: regular files through folders alone") {
   CHECK(kopt::util::read_file(tmp.path() / "outside" / "b.in") == "b\n");
 }
 
+TEST_CASE("an unknown id: the id of the same number, or that it was landed") {
+  TempDir tmp;
+  fs::path dir = tiny_dir(tmp);
+  auto family = kopt::spec::load_family(dir / "family.json");
+  auto set = kopt::candidate::CandidateSet::discover(family);
+  CHECK(kopt::candidate::same_number("1", {"00", "01"}) == "01");
+  CHECK(kopt::candidate::same_number("001", {"00", "01"}) == "01");
+  CHECK(kopt::candidate::same_number("0", {"00", "01"}) == "00");
+  CHECK(kopt::candidate::same_number("01", {"00", "01"}) == "");
+  CHECK(kopt::candidate::same_number("1a", {"00", "01"}) == "");
+  CHECK(kopt::candidate::same_number("7", {"00", "01"}) == "");
+  CHECK_THROWS_WITH_AS(
+      set.get("1"), "unknown candidate '1', did you mean '01'? (candidates: 00, 01)", kopt::Error);
+
+  SUBCASE("a landed id names its patch, by value too") {
+    fs::path landed = tmp.path() / "ledger" / "landed";
+    tmp.write("ledger/landed/03.patch", "--- a\n+++ b\n");
+    set.set_landed_dir(landed);
+    std::string expected =
+        "candidate '03' was landed: kopt land removed its folder; its patch is " +
+        (landed / "03.patch").string() + " (candidates: 00, 01)";
+    CHECK_THROWS_WITH_AS(set.get("03"), expected.c_str(), kopt::Error);
+    CHECK_THROWS_WITH_AS(set.get("3"), expected.c_str(), kopt::Error);
+    CHECK_THROWS_WITH_AS(set.get("1"),
+                         "unknown candidate '1', did you mean '01'? (candidates: 00, 01)",
+                         kopt::Error);
+  }
+}
+
 TEST_SUITE_END();

@@ -75,6 +75,10 @@ TEST_CASE("parse errors name the rule and the field") {
   CHECK(parse_error(R"({"rules": [{"if": [["MN", "<", 1]], "kernel": "a"}]})") ==
         "h.json: rules[0].if[0][0]: unknown feature 'MN' (dispatch columns: M, N, K), did you "
         "mean 'M'?");
+  // Case aside first: 'k' is one edit from 'M' and 'N' too, but it is 'K' in lower case.
+  CHECK(parse_error(R"({"rules": [{"if": [["k", "<", 1]], "kernel": "a"}]})") ==
+        "h.json: rules[0].if[0][0]: unknown feature 'k' (dispatch columns: M, N, K), did you "
+        "mean 'K'?");
   CHECK(parse_error(R"({"rules": [{"kernel": "a"}, {"if": [["M", "=<", 1]], "kernel": "b"}]})") ==
         "h.json: rules[1].if[0][1]: expected one of <, <=, ==, !=, >=, >, got '=<'");
   CHECK(parse_error(R"({"rules": [{"if": [["M", "<", 1.5]], "kernel": "a"}]})") ==

@@ -21,4 +21,14 @@ TEST_CASE("split_outside_parens: separators inside parentheses do not split") {
   CHECK(split_outside_parens("f(a,(b,c)),d", ',') == Parts{"f(a,(b,c))", "d"}); // nested
 }
 
+TEST_CASE("nearest: case told apart, or not") {
+  using kopt::util::Case;
+  using kopt::util::nearest;
+  Parts columns{"M", "N", "K"};
+  CHECK(nearest("k", columns) == "M"); // one edit from each: the first
+  CHECK(nearest("k", columns, Case::ignore) == "K");
+  CHECK(nearest("batch", {"Batch", "heads"}, Case::ignore) == "Batch");
+  CHECK(nearest("zzzzzz", columns, Case::ignore) == "");
+}
+
 TEST_SUITE_END();
