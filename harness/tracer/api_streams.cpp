@@ -91,8 +91,7 @@ StreamUse stream_use(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     return runtime_use(cbid, params, stream);
   }
-  return domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_use(cbid, params, stream)
-                                              : StreamUse::none;
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_use(cbid, params, stream) : StreamUse::none;
 }
 
 } // namespace kopt_tracer

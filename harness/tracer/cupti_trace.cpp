@@ -77,12 +77,12 @@ struct Launch {
 // Everything the callbacks share; CUPTI calls them from the harness's threads and its own.
 struct State {
   std::mutex mutex;
-  std::string path;                           // the trace file (KOPT_CUPTI_TRACE)
-  bool open = false;                          // a timed range is open
-  int ranges = 0;                             // ranges opened so far; the open one is ranges - 1
-  uint64_t calls = 0;                         // API calls made inside ranges
-  std::unordered_map<uint32_t, int> range_of; // correlation id of such a call -> its range
-  std::vector<Span> spans;                    // one per range opened
+  std::string path;                              // the trace file (KOPT_CUPTI_TRACE)
+  bool open = false;                             // a timed range is open
+  int ranges = 0;                                // ranges opened so far; the open one is ranges - 1
+  uint64_t calls = 0;                            // API calls made inside ranges
+  std::unordered_map<uint32_t, int> range_of;    // correlation id of such a call -> its range
+  std::vector<Span> spans;                       // one per range opened
   std::unordered_map<CUstream, Launch> launches; // each stream's last launch
   std::vector<Activity> activities;
   std::vector<std::string> anomalies;
@@ -306,7 +306,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buff
       if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
           record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
         const auto *k = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
-        a = {-1, "kernel", k->name ? k->name : "?", k->start, k->end, k->streamId, k->correlationId};
+        a = {-1,     "kernel",    k->name ? k->name : "?", k->start,
+             k->end, k->streamId, k->correlationId};
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
         const auto *c = reinterpret_cast<const CUpti_ActivityMemcpy6 *>(record);
         a = {-1, "memcpy", copy_kind(c->copyKind), c->start, c->end, c->streamId, c->correlationId};

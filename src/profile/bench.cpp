@@ -389,6 +389,10 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   if (!result.ok()) {
     m.status = "failed";
     m.reason = harness_failure(result, family.timeout_s);
+    if (std::string why = under_cupti ? running_kernel_refusal(cupti_trace, family.repeat) : "";
+        !why.empty()) {
+      m.reason = why + "; " + m.reason; // the tracer ended the harness
+    }
     return m;
   }
   std::vector<HarnessRow> rows;
@@ -632,6 +636,9 @@ private:
     hash_ = harness_hash(result.out);
     if (!result.ok()) {
       reason_ = harness_failure(result, family_.timeout_s);
+      if (std::string why = running_kernel_refusal(trace_, family_.repeat); !why.empty()) {
+        reason_ = why + "; " + reason_; // the tracer ended the harness
+      }
     }
   }
 
