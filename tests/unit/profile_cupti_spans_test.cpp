@@ -26,9 +26,8 @@ const char *kPersistent = "cupti/persistent_kernel.cupti_trace.csv";
 // The trace the tracer writes when a range ends with that server still running.
 const char *kRunning = "cupti/running_kernel.cupti_trace.csv";
 
-const std::string kServerRow =
-    "-,kernel,1799999999995000000,1800000000103500000,14,90,\"spin_server(SpinMailbox*, long "
-    "long)\"\n";
+const std::string kServerRow = "-,kernel,1799999999995000000,1800000000103500000,14,90,\"void "
+                               "spin_server<1>(SpinMailbox*, long long, long long)\"\n";
 
 std::string text(const char *name) { return kopt::util::read_file(fixture(name)); }
 
@@ -60,12 +59,13 @@ TEST_CASE("a kernel an untimed call started that runs during a timed run is refu
   CHECK(trace.spans[1].stream == 13);
   REQUIRE(trace.activities.size() == 9);
   CHECK(trace.activities[1].range == -1);
-  CHECK(trace.activities[1].name == "spin_server(SpinMailbox*, long long)");
+  CHECK(trace.activities[1].name == "void spin_server<1>(SpinMailbox*, long long, long long)");
 
   auto report = attribute(text(kPersistent));
   CHECK_FALSE(report.profiled);
-  CHECK(report.reason == "spin_server(SpinMailbox*, long long) ran during timed run 1 of "
-                         "config_0 but was launched outside it (t.csv:11)");
+  CHECK(report.reason ==
+        "void spin_server<1>(SpinMailbox*, long long, long long) ran during timed run 1 of "
+        "config_0 but was launched outside it (t.csv:11)");
 }
 
 TEST_CASE("the harness's flush queued before a range on the timer's stream is not the range's") {
@@ -121,9 +121,10 @@ TEST_CASE("a kernel still running when a range ended, the tracer's last line, is
   CHECK(trace.running[0].range == 0);
   auto report = attribute(text(kRunning), 1, 1);
   CHECK_FALSE(report.profiled);
-  CHECK(report.reason == "spin_server(SpinMailbox*, long long) ran during timed run 1 of "
-                         "config_0 but was launched outside it: it was still running when that "
-                         "run ended (t.csv)");
+  CHECK(report.reason ==
+        "void spin_server<1>(SpinMailbox*, long long, long long) ran during timed run 1 of "
+        "config_0 but was launched outside it: it was still running when that "
+        "run ended (t.csv)");
 }
 
 TEST_CASE("a trace that cannot show what ran in its ranges is refused") {

@@ -302,7 +302,8 @@ TEST_CASE("a harness the tracer ended fails naming the kernel it found running")
   auto m = t.run();
   CHECK_FALSE(m.ok());
   INFO(m.reason);
-  CHECK(m.reason.find("spin_server(SpinMailbox*, long long) ran during timed run 1 of config_0 "
+  CHECK(m.reason.find("void spin_server<1>(SpinMailbox*, long long, long long) ran during timed "
+                      "run 1 of config_0 "
                       "but was launched outside it: it was still running when that run ended") ==
         0);
   CHECK(m.reason.find("; harness exited with 3") != std::string::npos);
