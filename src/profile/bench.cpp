@@ -57,6 +57,9 @@ void write_log(const fs::path &file, const util::Command &command,
 }
 
 std::string tail(const std::string &text, size_t lines) {
+  if (text.empty()) {
+    return text; // a harness that wrote nothing to stderr
+  }
   size_t pos = text.size();
   while (lines > 0 && pos > 0) {
     pos = text.rfind('\n', pos - 1);
