@@ -59,6 +59,9 @@ void write_log(const fs::path &file, const util::Command &command,
 }
 
 std::string tail(const std::string &text, size_t lines) {
+  if (text.empty()) {
+    return text; // a harness that wrote nothing to stderr
+  }
   size_t pos = text.size();
   while (lines > 0 && pos > 0) {
     pos = text.rfind('\n', pos - 1);
@@ -392,6 +395,10 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   if (!result.ok()) {
     m.status = "failed";
     m.reason = harness_failure(result, family.timeout_s);
+    if (std::string why = under_cupti ? running_kernel_refusal(cupti_trace, family.repeat) : "";
+        !why.empty()) {
+      m.reason = why + "; " + m.reason; // the tracer ended the harness
+    }
     return m;
   }
   std::vector<HarnessRow> rows;
@@ -635,6 +642,9 @@ private:
     hash_ = harness_hash(result.out);
     if (!result.ok()) {
       reason_ = harness_failure(result, family_.timeout_s);
+      if (std::string why = running_kernel_refusal(trace_, family_.repeat); !why.empty()) {
+        reason_ = why + "; " + reason_; // the tracer ended the harness
+      }
     }
   }
 

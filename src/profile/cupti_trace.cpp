@@ -5,6 +5,7 @@
 #include "util/read_file.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <regex>
@@ -43,10 +44,88 @@ void read_comment(std::string_view line, const std::string &where, CuptiTrace &t
     trace.errors.push_back(util::excerpt(value, 300));
   } else if (key == "anomaly") {
     trace.anomalies.push_back(util::excerpt(value, 300));
+  } else if (key == "running") {
+    size_t space = value.find(' ');
+    RunningKernel running;
+    running.range = static_cast<int>(header_number(value.substr(0, space), where + ": running"));
+    running.name = space == std::string_view::npos ? "?" : util::excerpt(value.substr(space + 1));
+    trace.running.push_back(std::move(running));
+  } else if (key == "kopt" && value.starts_with("cupti trace ")) {
+    trace.version = static_cast<int>(header_number(value.substr(12), where + ": version"));
   } else if (key == "end") {
     trace.complete = true;
   }
-  // "kopt cupti trace 1" and comments of later versions are left alone.
+  // Comments of later versions are left alone.
+}
+
+// The table's columns.
+struct Columns {
+  int range, kind, start, end, stream, name;
+};
+
+// A `range` row: range `r`'s span and the timer's stream.
+void read_span(const std::vector<std::string> &row, const Columns &c, int r, int line,
+               const std::string &where, CuptiTrace &trace) {
+  RangeSpan &span = trace.spans[static_cast<size_t>(r)];
+  if (span.line != 0) {
+    throw Error(where + ": a second 'range' row for range " + std::to_string(r) +
+                " (the first is line " + std::to_string(span.line) + ")");
+  }
+  span.start_ns = header_number(row[c.start], where + ": start_ns");
+  span.stop_ns = header_number(row[c.end], where + ": end_ns");
+  if (span.stop_ns < span.start_ns) {
+    throw Error(where + ": end_ns: expected at least start_ns (" + std::to_string(span.start_ns) +
+                "), got " + std::to_string(span.stop_ns));
+  }
+  span.stream = util::trim(row[c.stream]).empty() ? -1 : header_number(row[c.stream], where);
+  span.line = line;
+}
+
+// An activity row: launched in range `r`, or outside every range (-1).
+TracedActivity read_activity(const std::vector<std::string> &row, const Columns &c, int r, int line,
+                             const std::string &where) {
+  TracedActivity a;
+  a.range = r;
+  a.kind = row[c.kind];
+  if (a.kind != "kernel" && a.kind != "memcpy" && a.kind != "memset") {
+    throw Error(where + ": kind: expected kernel, memcpy, memset or range, got '" +
+                util::excerpt(a.kind) + "'");
+  }
+  a.start_ns = header_number(row[c.start], where + ": start_ns");
+  a.end_ns = header_number(row[c.end], where + ": end_ns");
+  if (a.end_ns < a.start_ns) {
+    throw Error(where + ": end_ns: expected at least start_ns (" + std::to_string(a.start_ns) +
+                "), got " + std::to_string(a.end_ns));
+  }
+  a.stream = header_number(row[c.stream], where + ": stream");
+  a.name = row[c.name];
+  a.line = line;
+  return a;
+}
+
+// The table's rows into `trace`: spans and activities.
+void read_rows(const util::CsvTable &csv, CuptiTrace &trace) {
+  Columns c{csv.column("range"),  csv.column("kind"),   csv.column("start_ns"),
+            csv.column("end_ns"), csv.column("stream"), csv.column("name")};
+  trace.spans.assign(static_cast<size_t>(trace.ranges), RangeSpan{});
+  for (size_t i = 0; i < csv.rows.size(); ++i) {
+    const auto &row = csv.rows[i];
+    std::string where = csv.where(i);
+    bool outside = util::trim(row[c.range]) == "-";
+    int64_t n = outside ? -1 : header_number(row[c.range], where + ": range");
+    if (n >= trace.ranges) {
+      throw Error(where + ": range: expected a range below " + std::to_string(trace.ranges) +
+                  " (the '# ranges' line), got " + std::to_string(n));
+    }
+    int r = static_cast<int>(n);
+    if (row[c.kind] != "range") {
+      trace.activities.push_back(read_activity(row, c, r, csv.lines[i], where));
+    } else if (outside) {
+      throw Error(where + ": range: expected the number of the range this row spans, got '-'");
+    } else {
+      read_span(row, c, r, csv.lines[i], where, trace);
+    }
+  }
 }
 
 } // namespace
@@ -84,37 +163,7 @@ CuptiTrace parse_cupti_trace(std::string_view text, const std::string &source) {
     }
     return trace; // cut off before its table: incomplete
   }
-  int range = csv.column("range");
-  int kind = csv.column("kind");
-  int start = csv.column("start_ns");
-  int end = csv.column("end_ns");
-  int stream = csv.column("stream");
-  int name = csv.column("name");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    const auto &row = csv.rows[r];
-    std::string where = csv.where(r);
-    TracedActivity a;
-    a.range = static_cast<int>(header_number(row[range], where + ": range"));
-    if (a.range >= trace.ranges) {
-      throw Error(where + ": range: expected a range below " + std::to_string(trace.ranges) +
-                  " (the '# ranges' line), got " + std::to_string(a.range));
-    }
-    a.kind = row[kind];
-    if (a.kind != "kernel" && a.kind != "memcpy" && a.kind != "memset") {
-      throw Error(where + ": kind: expected kernel, memcpy or memset, got '" +
-                  util::excerpt(a.kind) + "'");
-    }
-    a.start_ns = header_number(row[start], where + ": start_ns");
-    a.end_ns = header_number(row[end], where + ": end_ns");
-    if (a.end_ns < a.start_ns) {
-      throw Error(where + ": end_ns: expected at least start_ns (" + std::to_string(a.start_ns) +
-                  "), got " + std::to_string(a.end_ns));
-    }
-    a.stream = header_number(row[stream], where + ": stream");
-    a.name = row[name];
-    a.line = csv.lines[r];
-    trace.activities.push_back(std::move(a));
-  }
+  read_rows(csv, trace);
   return trace;
 }
 
@@ -127,33 +176,110 @@ ProfileReport unprofiled(const std::string &reason) {
   return report;
 }
 
+// Range r as the harness ran it: "timed run <n> of config_<c>".
+std::string run_name(int range, int runs) {
+  return "timed run " + std::to_string(range % runs + 1) + " of config_" +
+         std::to_string(range / runs);
+}
+
+// An activity as a verdict names it: a kernel by its name, "a memcpy DtoD", "a memset".
+std::string what(const TracedActivity &a) { return a.kind == "kernel" ? a.name : "a " + a.name; }
+
+// A kernel the tracer found running when a range ended, as a refusal.
+std::string running_reason(const CuptiTrace &trace, int runs, const std::string &source) {
+  const RunningKernel &k = trace.running.front();
+  return k.name + " ran during " + run_name(k.range, runs) +
+         " but was launched outside it: it was still running when that run ended (" + source + ")";
+}
+
+// Why a trace of `runs` runs a range cannot be trusted at all, or "".
+std::string untrusted(const CuptiTrace &trace, int runs, const std::string &source) {
+  if (!trace.complete) {
+    return "the CUPTI trace " + source +
+           " is incomplete (no '# end' line): the harness ended before its exit handlers ran";
+  }
+  if (!trace.running.empty()) {
+    return running_reason(trace, runs, source);
+  }
+  if (!trace.errors.empty()) {
+    return "the CUPTI tracer failed (" + source + "): " + trace.errors.front();
+  }
+  if (!trace.anomalies.empty()) {
+    return "the timed ranges in " + source +
+           " are not the harness timer's (profiler start and stop are the harness's alone): " +
+           trace.anomalies.front();
+  }
+  if (trace.version < 2) {
+    return source + " is a version " + std::to_string(trace.version) +
+           " trace, which holds no span of its timed ranges: work launched outside them that "
+           "ran during one cannot be found (the tracer is older than kopt)";
+  }
+  if (trace.dropped > 0) {
+    return "CUPTI dropped " + std::to_string(trace.dropped) + " activity records (" + source + ")";
+  }
+  for (size_t r = 0; r < trace.spans.size(); ++r) {
+    if (trace.spans[r].line == 0) {
+      return source + " has no 'range' row (the span) of timed range " + std::to_string(r);
+    }
+    if (r > 0 && trace.spans[r].start_ns < trace.spans[r - 1].stop_ns) {
+      return source + ":" + std::to_string(trace.spans[r].line) + ": timed range " +
+             std::to_string(r) + " begins before range " + std::to_string(r - 1) + " ends";
+    }
+  }
+  return "";
+}
+
+// The first activity launched outside every range that ran during one, named with the run it
+// ran in, or "". The harness's own work queued before a range on the timer's stream is not the
+// range's: it ends before the range's first activity on that stream begins (the range's end
+// when it launched none there).
+std::string launched_outside(const CuptiTrace &trace, int runs, const std::string &source) {
+  std::vector<int64_t> timer_first(trace.spans.size());
+  for (size_t r = 0; r < trace.spans.size(); ++r) {
+    timer_first[r] = trace.spans[r].stop_ns;
+  }
+  for (const TracedActivity &a : trace.activities) {
+    const RangeSpan *span = a.range >= 0 ? &trace.spans[static_cast<size_t>(a.range)] : nullptr;
+    if (span != nullptr && a.stream == span->stream) {
+      int64_t &first = timer_first[static_cast<size_t>(a.range)];
+      first = std::min(first, a.start_ns);
+    }
+  }
+  for (const TracedActivity &a : trace.activities) {
+    if (a.range >= 0) {
+      continue;
+    }
+    // The spans follow each other: from the first that ends after `a` begins, while they begin
+    // before it ends.
+    auto it = std::partition_point(trace.spans.begin(), trace.spans.end(),
+                                   [&](const RangeSpan &s) { return s.stop_ns <= a.start_ns; });
+    for (; it != trace.spans.end() && it->start_ns < a.end_ns; ++it) {
+      size_t r = static_cast<size_t>(it - trace.spans.begin());
+      if (it->stream >= 0 && a.stream == it->stream && a.end_ns <= timer_first[r]) {
+        continue; // queued before the range on the timer's stream: the harness's
+      }
+      return what(a) + " ran during " + run_name(static_cast<int>(r), runs) +
+             " but was launched outside it (" + source + ":" + std::to_string(a.line) + ")";
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
                                     const ProfileOptions &options, const std::string &source) {
-  if (!trace.complete) {
-    return unprofiled("the CUPTI trace " + source +
-                      " is incomplete (no '# end' line): the harness ended before its exit "
-                      "handlers ran");
-  }
-  if (!trace.errors.empty()) {
-    return unprofiled("the CUPTI tracer failed (" + source + "): " + trace.errors.front());
-  }
-  if (!trace.anomalies.empty()) {
-    return unprofiled("the timed ranges in " + source +
-                      " are not the harness timer's (profiler start and stop are the "
-                      "harness's alone): " +
-                      trace.anomalies.front());
-  }
-  if (trace.dropped > 0) {
-    return unprofiled("CUPTI dropped " + std::to_string(trace.dropped) + " activity records (" +
-                      source + ")");
-  }
   int runs = std::max(options.runs_per_config, 1);
+  if (std::string why = untrusted(trace, runs, source); !why.empty()) {
+    return unprofiled(why);
+  }
   if (trace.ranges != configs * runs) {
     return unprofiled(source + " has " + std::to_string(trace.ranges) + " timed ranges, expected " +
                       std::to_string(configs) + " configs x " + std::to_string(runs) +
                       " timed runs");
+  }
+  if (std::string why = launched_outside(trace, runs, source); !why.empty()) {
+    return unprofiled(why);
   }
   std::regex family(options.kernel_regex, std::regex::ECMAScript);
   ProfileReport report;
@@ -166,6 +292,9 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
   }
   std::vector<int> launches(static_cast<size_t>(trace.ranges), 0);
   for (const TracedActivity &a : trace.activities) {
+    if (a.range < 0) {
+      continue;
+    }
     ProfiledConfig &c = report.configs[static_cast<size_t>(a.range / runs)];
     double ns = static_cast<double>(a.end_ns - a.start_ns);
     c.run_ns[static_cast<size_t>(a.range % runs)] += ns;
@@ -184,9 +313,7 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
   }
   for (int r = 0; r < trace.ranges; ++r) {
     if (launches[static_cast<size_t>(r)] == 0) {
-      return unprofiled("timed run " + std::to_string(r % runs + 1) + " of config_" +
-                        std::to_string(r / runs) + " launched no kernel, copy or set (" + source +
-                        ")");
+      return unprofiled(run_name(r, runs) + " launched no kernel, copy or set (" + source + ")");
     }
   }
   for (const ProfiledConfig &c : report.configs) {
@@ -209,6 +336,19 @@ ProfileReport read_cupti_output(const fs::path &path, int configs, const Profile
   return attribute_cupti_trace(
       parse_cupti_trace(util::read_file(path, util::Input::text), path.string()), configs, options,
       path.string());
+}
+
+std::string running_kernel_refusal(const fs::path &path, int repeat) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return "";
+  }
+  try {
+    CuptiTrace trace = parse_cupti_trace(util::read_file(path, util::Input::text), path.string());
+    return trace.running.empty() ? "" : running_reason(trace, std::max(repeat, 1), path.string());
+  } catch (const Error &) {
+    return ""; // a trace cut off mid-line: the harness's own failure says more
+  }
 }
 
 void trace_with_cupti(util::Command &command, const fs::path &tracer, const fs::path &trace) {

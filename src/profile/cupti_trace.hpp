@@ -9,9 +9,21 @@
 // name or stream; a run's time is the sum of their durations (as ncu, which serialises them,
 // would add them up).
 //
-// The file: comment lines `# kopt cupti trace 1`, `# ranges N`, `# calls N`, `# dropped N`, any
-// `# error <text>` and `# anomaly <text>` lines, then a CSV table (range, kind, start_ns, end_ns,
-// stream, correlation, name) and a last line `# end`.
+// Work launched outside every range must not run during one (a kernel an untimed call started,
+// doing the timed runs' work while they launch nothing worth timing): the trace holds each
+// range's span on the GPU's clock and every kernel, copy and set launched outside the ranges
+// that ran during a span, and one that did makes the trace refused, naming it. The harness's own
+// work queued before a range on its stream (the L2 flush, the poison, the fills) may still be
+// running when the range opens: it ends before the range's first activity on that stream, the
+// stream of the timer's first event record in the range, begins, and is not the range's.
+//
+// The file (version 2): comment lines `# kopt cupti trace 2`, `# ranges N`, `# calls N`,
+// `# dropped N`, any `# error <text>`, `# anomaly <text>` and `# running <range> <kernel>` lines
+// (a kernel launched outside the ranges, still running when that range ended: the tracer then
+// ended the process), then a CSV table (range, kind, start_ns, end_ns, stream, correlation, name)
+// and a last line `# end`. Each range has one row of kind `range`: its span, and the timer's
+// stream (empty when it recorded no event); an activity launched outside every range has range
+// `-`.
 
 #include "profile/ncu.hpp"
 #include "util/process.hpp"
@@ -24,9 +36,10 @@
 
 namespace kopt::profile {
 
-/// One kernel, copy or set the tracer saw launched inside a timed range.
+/// One kernel, copy or set the tracer saw launched inside a timed range, or launched outside
+/// every range and run during one.
 struct TracedActivity {
-  int range = 0;
+  int range = 0;    ///< -1: launched outside every range
   std::string kind; ///< "kernel", "memcpy" or "memset"
   std::string name; ///< the kernel's demangled name, or "memcpy DtoD" and the like
   int64_t start_ns = 0;
@@ -35,14 +48,31 @@ struct TracedActivity {
   int line = 0; ///< its line in the trace, for messages
 };
 
+/// A timed range's span on the GPU's clock (CUPTI's timestamps at its profiler start and stop).
+struct RangeSpan {
+  int64_t start_ns = 0;
+  int64_t stop_ns = 0;
+  int64_t stream = -1; ///< the stream of the timer's first event record in it; -1: none
+  int line = 0;        ///< its row in the trace; 0: the trace has none
+};
+
+/// A kernel launched outside the ranges that was still running when timed range `range` ended.
+struct RunningKernel {
+  int range = 0;
+  std::string name;
+};
+
 /// A trace read back.
 struct CuptiTrace {
+  int version = 0;                    ///< N of `# kopt cupti trace N`
   int ranges = 0;                     ///< timed ranges the harness opened
   int64_t calls = 0;                  ///< API calls made inside them
   int64_t dropped = 0;                ///< activity records CUPTI dropped (buffers full)
   std::vector<std::string> errors;    ///< CUPTI calls that failed in the tracer
   std::vector<std::string> anomalies; ///< profiler starts and stops out of turn
   bool complete = false;              ///< the last line was `# end`
+  std::vector<RunningKernel> running; ///< `# running` lines
+  std::vector<RangeSpan> spans;       ///< one per range, from its `range` row
   std::vector<TracedActivity> activities;
 };
 
@@ -51,8 +81,10 @@ CuptiTrace parse_cupti_trace(std::string_view text, const std::string &source);
 
 /// Attributes a trace's ranges to `configs` configs of `options.runs_per_config` timed runs each
 /// (see the top of this header). Returns an unprofiled report naming `source` when the trace is
-/// incomplete, dropped records, had a CUPTI error or an anomaly, holds another number of ranges
-/// than configs x runs, or holds a run that launched nothing.
+/// incomplete, names a kernel still running at a range's end, had a CUPTI error or an anomaly,
+/// is of a version before 2 (no spans), dropped records, holds another number of ranges than
+/// configs x runs, a range without its span, work launched outside the ranges that ran during
+/// one, or a run that launched nothing.
 ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
                                     const ProfileOptions &options, const std::string &source);
 
@@ -60,6 +92,12 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
 /// says the harness left no trace.
 ProfileReport read_cupti_output(const std::filesystem::path &path, int configs,
                                 const ProfileOptions &options);
+
+/// Why the trace at `path`, of a harness that failed, ends the measurement: the kernel it names
+/// as still running when a range ended (the tracer then ended the harness), as
+/// attribute_cupti_trace says it, with `repeat` timed runs per config; "" when there is no such
+/// trace or line.
+std::string running_kernel_refusal(const std::filesystem::path &path, int repeat);
 
 /// Sets `command` (a harness run) up to be traced by `tracer` into `trace`: the CUDA driver loads
 /// the tracer (CUDA_INJECTION64_PATH), which writes the trace at the harness's exit. Removes an

@@ -158,7 +158,7 @@ TEST_CASE("a malformed trace is an error naming the line and the field") {
     return std::string("no error");
   };
   CHECK(error_of(edited("\n3,kernel,", "\n3,kernal,"))
-            .find("t.csv:9: kind: expected kernel, memcpy or memset, got 'kernal'") !=
+            .find("t.csv:9: kind: expected kernel, memcpy, memset or range, got 'kernal'") !=
         std::string::npos);
   CHECK(error_of(edited("\n3,kernel,", "\n400,kernel,"))
             .find("t.csv:9: range: expected a range below 365") != std::string::npos);
@@ -200,6 +200,8 @@ class TracedHarness : public kopt::util::ProcessRunner {
 public:
   kopt::util::Command seen;
   bool write_trace = true;
+  std::string trace_text; // written instead of the trace below, when set
+  int exit_code = 0;
 
   kopt::util::ProcessResult run(const kopt::util::Command &command) override {
     seen = command;
@@ -211,12 +213,17 @@ public:
                                  "32,64,128,tiny_1x2,50,,50;50,2,\n"
                                  "100,100,2000,tiny_big,50,,50;50,2,\n";
     auto trace = command.env.find("KOPT_CUPTI_TRACE");
-    if (write_trace && trace != command.env.end()) {
+    if (!trace_text.empty() && trace != command.env.end()) {
+      std::ofstream(trace->second) << trace_text;
+    } else if (write_trace && trace != command.env.end()) {
       // 3 configs x 2 runs: config c's run r takes 1000 (c + 1) + 10 r ns, plus a copy in run 0
       // of config 2.
       std::ofstream file(trace->second);
-      file << "# kopt cupti trace 1\n# ranges 6\n# calls 12\n# dropped 0\n"
+      file << "# kopt cupti trace 2\n# ranges 6\n# calls 12\n# dropped 0\n"
               "range,kind,start_ns,end_ns,stream,correlation,name\n";
+      for (int r = 0; r < 6; ++r) {
+        file << r << ",range," << 10000 * r << "," << 10000 * r + 5000 << ",7,0,\"\"\n";
+      }
       for (int r = 0; r < 6; ++r) {
         file << r << ",kernel,100," << 100 + 1000 * (r / 2 + 1) + 10 * (r % 2) << ",7," << r
              << ",\"void tiny_kernel<1>(float*)\"\n";
@@ -224,7 +231,7 @@ public:
       file << "4,memcpy,0,500,7,40,\"memcpy DtoD\"\n# end\n";
     }
     kopt::util::ProcessResult result;
-    result.exit_code = 0;
+    result.exit_code = exit_code;
     result.out = "kopt-candidate: 01 hash01\n";
     return result;
   }
@@ -288,6 +295,20 @@ TEST_CASE("a trace the harness did not write this time is never read") {
   CHECK(m.reason.find("left no CUPTI trace") != std::string::npos);
 }
 
+TEST_CASE("a harness the tracer ended fails naming the kernel it found running") {
+  TracedRun t;
+  t.harness.trace_text = kopt::util::read_file(fixture("cupti/running_kernel.cupti_trace.csv"));
+  t.harness.exit_code = 3;
+  auto m = t.run();
+  CHECK_FALSE(m.ok());
+  INFO(m.reason);
+  CHECK(m.reason.find("void spin_server<1>(SpinMailbox*, long long, long long) ran during timed "
+                      "run 1 of config_0 "
+                      "but was launched outside it: it was still running when that run ended") ==
+        0);
+  CHECK(m.reason.find("; harness exited with 3") != std::string::npos);
+}
+
 TEST_CASE("profiler ncu: no tracer injected") {
   TracedRun t;
   t.setup.profiler = "ncu";
@@ -339,8 +360,11 @@ public:
     }
     result.exit_code = 0;
     std::ofstream file(trace_);
-    file << "# kopt cupti trace 1\n# ranges " << 6 * rounds_ << "\n# calls 1\n# dropped 0\n"
+    file << "# kopt cupti trace 2\n# ranges " << 6 * rounds_ << "\n# calls 1\n# dropped 0\n"
          << "range,kind,start_ns,end_ns,stream,correlation,name\n";
+    for (int r = 0; r < 6 * rounds_; ++r) {
+      file << r << ",range," << 10000 * r << "," << 10000 * r + 5000 << ",7,0,\"\"\n";
+    }
     const int base = id_ == "00" ? 1000 : 900;
     for (int r = 0; r < 6 * rounds_; ++r) {
       const int j = r / 6, c = r % 6 / 2;

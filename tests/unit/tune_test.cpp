@@ -46,9 +46,13 @@ public:
     if (trace != command.env.end() && write_trace) {
       // Config c's run r (of `repeat`) takes 1000 (c + 1) + 100 r ns: its median is the middle.
       int repeat = std::stoi(arg("--repeat"));
-      std::string text = "# kopt cupti trace 1\n# ranges " +
+      std::string text = "# kopt cupti trace 2\n# ranges " +
                          std::to_string(configs.rows.size() * repeat) +
                          "\n# dropped 0\nrange,kind,start_ns,end_ns,stream,correlation,name\n";
+      for (size_t r = 0; r < configs.rows.size() * repeat; ++r) {
+        text += std::to_string(r) + ",range," + std::to_string(10000 * r) + "," +
+                std::to_string(10000 * r + 5000) + ",7,0,\"\"\n";
+      }
       for (size_t r = 0; r < configs.rows.size() * repeat; ++r) {
         text += std::to_string(r) + ",kernel,0," +
                 std::to_string(1000 * (r / repeat + 1) + 100 * (r % repeat)) + ",7," +
