@@ -87,8 +87,7 @@ Handler setup_status(CLI::App &app) {
       }
       context.out << util::dump_json(j) << "\n";
     } else {
-      context.out << ledger::format_status(*state)
-                  << (stale.empty() ? "" : "note: " + stale + "\n")
+      context.out << ledger::format_status(*state) << (stale.empty() ? "" : "note: " + stale + "\n")
                   << (error.empty() ? "" : "error: " + error + "\n");
     }
     return error.empty() ? 0 : 1;

@@ -35,19 +35,21 @@ gen >"$WORK/out.log" 2>&1 || { cat "$WORK/out.log"; fail "a scratch folder stops
 grep -q "kopt: warning: .*candidates/scratch: no candidate.json, so not a candidate (skipped)" \
   "$WORK/out.log" || { cat "$WORK/out.log"; fail "no warning naming the scratch folder"; }
 [ ! -e "$WORK/gen/scratch" ] || fail "a scratch folder was generated as a candidate"
+mkdir -p "$WORK/ls-state"
 "$KOPT" ls --spec "$WORK/f/family.json" --state-dir "$WORK/ls-state" >"$WORK/out.log" 2>&1 ||
   { cat "$WORK/out.log"; fail "a scratch folder stops kopt ls"; }
 grep -q "kopt: warning: .*candidates/scratch: no candidate.json" "$WORK/out.log" ||
   { cat "$WORK/out.log"; fail "kopt ls does not name the scratch folder"; }
 cmake -S "$WORK/f" -B "$WORK/b-scratch" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
   >"$WORK/out.log" 2>&1 || { cat "$WORK/out.log"; fail "a scratch folder stops the configure step"; }
-grep -q "candidates/scratch: no candidate.json" "$WORK/out.log" ||
+grep -q "candidates/scratch: no" "$WORK/out.log" ||
   { cat "$WORK/out.log"; fail "the configure step does not name the scratch folder"; }
 
 echo "--- a target that is no config class: refused when the candidates are read"
 fresh
 sed -i 's/"target": *"[^"]*"/"target": "M<65"/' "$WORK/f/candidates/01/candidate.json"
 expect_error "candidates/01/candidate\.json: target: 'M<65' is not a config class of configs\.csv \(classes: .*\); did you mean 'M<64'\?" gen
+mkdir -p "$WORK/ls-state"
 "$KOPT" ls --spec "$WORK/f/family.json" --state-dir "$WORK/ls-state" >"$WORK/out.log" 2>&1 ||
   { cat "$WORK/out.log"; fail "a bad target stops kopt ls"; }
 grep -q "kopt: warning: .*target: 'M<65' is not a config class" "$WORK/out.log" ||
