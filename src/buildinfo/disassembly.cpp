@@ -37,6 +37,14 @@ std::string relocation(const std::string &text) {
   return text.substr(r + 2);
 }
 
+// nvcc names a TU's own symbols by a temporary file of its run (`tmpxft_0001a2b3_00000000-6_`):
+// that part taken out, two compiles of one TU name them the same.
+std::string stable_names(const std::string &text) {
+  static const std::regex temporary("tmpxft_[0-9a-f]+_[0-9a-f]+-[0-9]+_");
+  return text.find("tmpxft_") == std::string::npos ? text
+                                                   : std::regex_replace(text, temporary, "tmpxft_");
+}
+
 // An instruction with its address and the addresses it prints beside a symbol taken out, the
 // offsets of section-relative relocations and the numbers of local labels too.
 std::string normalise(std::string text) {
@@ -47,7 +55,7 @@ std::string normalise(std::string text) {
   text = std::regex_replace(text, address, "<");
   text = std::regex_replace(text, section_offset, "$1$2");
   text = std::regex_replace(text, local_label, ".L");
-  return std::regex_replace(text, spaces, " ");
+  return stable_names(std::regex_replace(text, spaces, " "));
 }
 
 // Adds a relocation to its instruction. What objdump names beside a relocated operand is a
@@ -59,6 +67,10 @@ void attach(std::string &instruction, const std::string &reloc) {
 
 } // namespace
 
+util::Command objdump_command(const std::string &object) {
+  return {{"objdump", "-d", "-r", "-w", "--no-show-raw-insn", object}, {}, {}, 300};
+}
+
 Functions parse_objdump(const std::string &text) {
   Functions functions;
   std::vector<std::string> *code = nullptr;
@@ -66,7 +78,7 @@ Functions parse_objdump(const std::string &text) {
   std::string line;
   while (std::getline(lines, line)) {
     if (std::string name = function_header(line); !name.empty()) {
-      code = &functions[name];
+      code = &functions[stable_names(name)];
       code->clear();
       continue;
     }

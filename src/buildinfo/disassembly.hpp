@@ -6,6 +6,8 @@
 // a candidate's instance defines must have the body the harness's own copy has. Both are read
 // from `objdump -d -r`, with what differs between two compiles of the same code taken out.
 
+#include "util/process.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +18,9 @@ namespace kopt::buildinfo {
 /// offsets of relocations against sections (`.text+0x126c`) and the numbers of local constant
 /// labels (`.LC12`) taken out: the same code compiled beside other code reads the same.
 using Functions = std::map<std::string, std::vector<std::string>>;
+
+/// The `objdump -d -r -w --no-show-raw-insn` run of one object that parse_objdump reads.
+util::Command objdump_command(const std::string &object);
 
 /// Parses `objdump -d -r -w --no-show-raw-insn` output of one object (or the part of several
 /// objects' output that one `<file>:     file format` line starts).

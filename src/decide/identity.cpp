@@ -1,5 +1,7 @@
 #include "decide/identity.hpp"
 
+#include "decide/binding.hpp"
+
 #include "buildinfo/disassembly.hpp"
 #include "buildinfo/expansion.hpp"
 #include "buildinfo/resource_usage.hpp"
@@ -71,19 +73,6 @@ std::string spelling_file(const spec::Family &family, const fs::path &gen_dir,
     }
   }
   return spelled.size() == 1 ? spelled[0] : "";
-}
-
-// `libc.so.6`, `libkopt_harness.a(inputs.cpp.o)`, `harness.cpp.o`.
-std::string definer(const bi::DefinedSymbol &symbol) {
-  if (symbol.shared) {
-    return fs::path(symbol.file).filename().string();
-  }
-  size_t member = symbol.file.rfind(':');
-  if (member != std::string::npos && member > 0 && symbol.file.substr(0, member).ends_with(".a")) {
-    return fs::path(symbol.file.substr(0, member)).filename().string() + "(" +
-           symbol.file.substr(member + 1) + ")";
-  }
-  return fs::path(symbol.file).filename().string();
 }
 
 std::vector<std::string> absolute_all(const std::vector<std::string> &objects,
@@ -206,10 +195,6 @@ std::vector<bi::DefinedSymbol> linked_symbols(const spec::Layout &layout,
   return theirs;
 }
 
-util::Command objdump_run(const std::string &object) {
-  return {{"objdump", "-d", "-r", "-w", "--no-show-raw-insn", object}, {}, {}, 300};
-}
-
 // A weak function an instance defines with another body than a harness object's copy.
 struct OtherBody {
   bi::DefinedSymbol candidate;
@@ -241,7 +226,7 @@ std::vector<OtherBody> other_bodies(const std::vector<bi::DefinedSymbol> &own,
   }
   std::vector<std::string> names(files.begin(), files.end());
   std::vector<util::Command> runs;
-  std::transform(names.begin(), names.end(), std::back_inserter(runs), objdump_run);
+  std::transform(names.begin(), names.end(), std::back_inserter(runs), bi::objdump_command);
   std::vector<util::ProcessResult> results = runner.run_all(runs, 0);
   std::map<std::string, bi::Functions> code;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -252,12 +237,17 @@ std::vector<OtherBody> other_bodies(const std::vector<bi::DefinedSymbol> &own,
     code[names[i]] = bi::parse_objdump(results[i].out);
   }
   std::vector<OtherBody> differ;
+  std::set<std::string> named; // each name once, in the first instance whose copy differs
   for (const auto &body : shared) {
+    if (named.count(body.candidate.name) != 0) {
+      continue;
+    }
     const bi::Functions &mine = code[body.candidate.file],
                         &harness_code = code[body.harness_object];
     auto a = mine.find(body.candidate.name), b = harness_code.find(body.candidate.name);
     if (a != mine.end() && b != harness_code.end() && a->second != b->second) {
       differ.push_back(body); // data (a weak variable, a vtable) is not compared
+      named.insert(body.candidate.name);
     }
   }
   return differ;
@@ -296,7 +286,7 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
     std::string where = file.empty() ? "object " + object.lexically_relative(build_dir).string()
                                      : file + ", in instance " + instance + "'s object";
     problems.push_back("symbol " + name + " is defined in " + folder + " (" + where + ") and by " +
-                       definer(refused.other) + ": a candidate may define only its instances");
+                       bi::definer(refused.other) + ": a candidate may define only its instances");
   }
   std::vector<OtherBody> bodies =
       other_bodies(own, theirs, absolute_all(objects.others, build_dir), runner, problem);
@@ -412,102 +402,60 @@ Preprocessed preprocessed(const bi::PreprocessCommand &command, const util::Proc
   return {bi::parse_expansion(result.out, line_names(gen, command.cwd)), ""};
 }
 
-// One harness-side object: as ninja names it, as built (the candidate's headers), and as
-// compiled with the baseline's.
-struct BindingPair {
-  std::string object;
-  std::string built;
-  std::string baseline;
-};
-
-// What the built object defines that the baseline's compile does not, each a problem when the
-// baseline's compile calls it (the candidate gave it a body) or when it interposes something
-// the harness links (the symbol rule, its own object left out).
-std::vector<std::string> added_definitions(const BindingPair &pair, const std::string &changed_by,
-                                           const std::vector<bi::DefinedSymbol> &others,
-                                           util::ProcessRunner &runner) {
-  std::string problem;
-  std::vector<bi::DefinedSymbol> built = run_nm({pair.built}, false, runner, problem);
-  std::vector<bi::DefinedSymbol> base = run_nm({pair.baseline}, false, runner, problem);
-  std::vector<bi::ReferencedSymbol> used = run_nm_undefined({pair.baseline}, runner, problem);
-  if (!problem.empty()) {
-    return {"cannot read the symbols of " + pair.object + ": " + problem};
-  }
-  std::set<std::string> defined, called;
-  for (const auto &s : base) {
-    defined.insert(s.name);
-  }
-  for (const auto &s : used) {
-    called.insert(s.name);
-  }
-  std::vector<bi::DefinedSymbol> added;
-  std::vector<std::string> problems;
-  std::string name = fs::path(pair.object).filename().string();
-  for (const auto &s : built) {
-    if (defined.count(s.name) == 0 && called.count(s.name) != 0) {
-      problems.push_back(name + " defines " + bi::demangle(s.name) + " with " + changed_by +
-                         ", which it calls with the baseline's: a candidate's header gives a "
-                         "body to what harness code calls");
-    } else if (defined.count(s.name) == 0) {
-      added.push_back(s);
-    }
-  }
-  std::vector<bi::DefinedSymbol> rest;
-  std::copy_if(others.begin(), others.end(), std::back_inserter(rest),
-               [&](const bi::DefinedSymbol &s) { return s.file != pair.built; });
-  for (const auto &refused : bi::interpositions(added, rest)) {
-    problems.push_back(name + " defines " + bi::demangle(refused.candidate.name) + " with " +
-                       changed_by + ", and so does " + definer(refused.other) +
-                       ": a candidate's header may not define what the harness links");
-  }
-  return problems;
-}
-
-// The binding rule on each pair: every function the baseline's compile holds is in the built
-// object with the same code, and what the built object adds interposes nothing.
-std::vector<std::string> binding_problems(const std::vector<BindingPair> &pairs,
-                                          const std::string &changed_by,
-                                          const std::vector<bi::DefinedSymbol> &others,
-                                          util::ProcessRunner &runner) {
-  std::vector<util::Command> runs;
-  for (const auto &pair : pairs) {
-    runs.insert(runs.end(), {objdump_run(pair.built), objdump_run(pair.baseline)});
-  }
-  std::vector<util::ProcessResult> results = runner.run_all(runs, 0);
-  std::vector<std::string> problems;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const BindingPair &pair = pairs[i];
-    if (!results[2 * i].ok() || !results[2 * i + 1].ok()) {
-      problems.push_back("cannot disassemble " + pair.object + ": `objdump` " +
-                         (results[2 * i].ok() ? results[2 * i + 1] : results[2 * i]).describe(300));
-      continue;
-    }
-    std::vector<bi::CodeChange> changes = bi::code_changes(
-        bi::parse_objdump(results[2 * i + 1].out), bi::parse_objdump(results[2 * i].out));
-    if (!changes.empty()) {
-      const bi::CodeChange &first = changes.front();
-      problems.push_back(fs::path(pair.object).filename().string() + " compiles differently with " +
-                         changed_by + " than with the baseline's: " + bi::demangle(first.function) +
-                         " " + bi::describe(first) +
-                         ": a declaration of the candidate changes what harness code calls");
-    }
-    for (auto &problem : added_definitions(pair, changed_by, others, runner)) {
-      problems.push_back(std::move(problem));
-    }
-  }
-  return problems;
-}
-
 // The harness side's objects that read an editable file: each one's preprocessing with the
 // candidate's headers and with the baseline's (the view), and the latter's compile.
 struct HarnessSide {
   std::vector<std::string> objects; ///< as ninja names them
   std::vector<bi::PreprocessCommand> own, base;
+  std::vector<std::string> built_base; ///< the baseline's own object of the TU, or ""
   std::vector<std::string> problems;
 };
 
+// The baseline's own built object of the TU that `object` compiles, when it is what a compile
+// with the baseline's headers would give: its compile line is `line` with the baseline's target
+// and folder, it is newer than everything it read, and the generated files `object` read
+// outside src/ (manifest, registry, dispatch) are the baseline's too. Else "" (compile then).
+std::string built_baseline(const std::string &object, const std::string &line,
+                           const IdentityScope &scope, const bi::NinjaDeps &deps,
+                           const fs::path &own, const fs::path &base, util::ProcessRunner &runner) {
+  fs::path build_dir = fs::absolute(scope.build_dir);
+  std::string prefix = scope.target.substr(0, scope.target.size() - scope.id.size());
+  auto swap = [&](const std::string &word) {
+    std::string out = swap_folder(word, scope.target + ".dir", prefix + scope.baseline + ".dir");
+    out = swap_folder(out, own.string(), base.string());
+    return swap_folder(out, own.lexically_relative(build_dir).string(),
+                       base.lexically_relative(build_dir).string());
+  };
+  std::string theirs = swap(object);
+  auto read = deps.find(theirs);
+  if (theirs == object || read == deps.end()) {
+    return "";
+  }
+  std::string own_src = (own / "src/").string();
+  for (const auto &input : deps.at(object)) {
+    std::string path = fs::path(input).lexically_normal().string();
+    if (path.starts_with(own.string() + "/") && !path.starts_with(own_src) &&
+        read_text(path) != read_text(swap(path))) {
+      return ""; // another manifest, registry or dispatch
+    }
+  }
+  std::error_code ec;
+  fs::path built = absolute_all({theirs}, build_dir)[0];
+  fs::file_time_type made = fs::last_write_time(built, ec);
+  for (const auto &input : read->second) {
+    if (ec || fs::last_write_time(input, ec) > made) {
+      return ""; // missing, or older than what it read
+    }
+  }
+  util::ProcessResult their_line =
+      runner.run({{"ninja", "-C", scope.build_dir, "-t", "commands", "-s", theirs}, {}, {}, 120});
+  std::vector<std::string> words = bi::shell_words(line);
+  std::transform(words.begin(), words.end(), words.begin(), swap);
+  return !ec && their_line.ok() && bi::shell_words(their_line.out) == words ? built.string() : "";
+}
+
 HarnessSide harness_side(const IdentityScope &scope, const bi::NinjaDeps &deps, const fs::path &own,
-                         const fs::path &view, util::ProcessRunner &runner) {
+                         const fs::path &base, const fs::path &view, util::ProcessRunner &runner) {
   HarnessSide side;
   fs::path build_dir = fs::absolute(scope.build_dir);
   for (const auto &object : target_objects(deps, scope.target).others) {
@@ -534,6 +482,7 @@ HarnessSide harness_side(const IdentityScope &scope, const bi::NinjaDeps &deps, 
     side.objects.push_back(object);
     side.own.push_back(mine);
     side.base.push_back(theirs);
+    side.built_base.push_back(built_baseline(object, line.out, scope, deps, own, base, runner));
   }
   return side;
 }
@@ -587,45 +536,45 @@ std::vector<std::string> expansion_problems(const spec::Family &family, const sp
   fs::path view = layout.root / "tmp" / ("baseline-headers-" + scope.id);
   make_baseline_view(own, base, view);
   fs::create_directories(view / "objects");
-  HarnessSide side = harness_side(scope, deps, own, view, runner);
+  HarnessSide side = harness_side(scope, deps, own, base, view, runner);
   std::vector<std::string> problems = side.problems;
-  // Every object's two expansions and its compile with the baseline's headers at once: on a
-  // machine of many cores the check then takes about as long as its slowest compile.
+  // Every object's two expansions and, where the baseline's own object of it is not built, its
+  // compile with the baseline's headers at once: on a machine of many cores the check then
+  // takes about as long as its slowest compile.
   std::vector<util::Command> runs;
-  std::vector<fs::path> compiled;
+  std::vector<std::string> compiled = side.built_base;
   for (size_t i = 0; i < side.objects.size(); ++i) {
-    compiled.push_back(view / "objects" / (std::to_string(i) + ".o"));
-    runs.insert(runs.end(), {preprocess_run(side.own[i]), preprocess_run(side.base[i]),
-                             compile_run(side.base[i], compiled.back())});
+    runs.insert(runs.end(), {preprocess_run(side.own[i]), preprocess_run(side.base[i])});
+    if (compiled[i].empty()) {
+      compiled[i] = (view / "objects" / (std::to_string(i) + ".o")).string();
+      runs.push_back(compile_run(side.base[i], compiled[i]));
+    }
   }
   std::vector<util::ProcessResult> results = runner.run_all(runs, 0);
   fs::path build_dir = fs::absolute(scope.build_dir);
   std::vector<BindingPair> pairs;
-  for (size_t i = 0; i < side.objects.size(); ++i) {
-    std::string problem =
-        expansion_problem(side.objects[i], side.own[i], results[3 * i], side.base[i],
-                          results[3 * i + 1], own, view, changed_by);
+  for (size_t i = 0, at = 0; i < side.objects.size(); ++i) {
+    const util::ProcessResult &own_result = results[at], &base_result = results[at + 1];
+    const util::ProcessResult *compile = side.built_base[i].empty() ? &results[at + 2] : nullptr;
+    at += compile != nullptr ? 3 : 2;
+    std::string problem = expansion_problem(side.objects[i], side.own[i], own_result, side.base[i],
+                                            base_result, own, view, changed_by);
     if (!problem.empty()) {
       problems.push_back(problem); // a macro explains every other difference too
-    } else if (!results[3 * i + 2].ok()) {
+    } else if (compile != nullptr && !compile->ok()) {
       problems.push_back("cannot compile " + side.objects[i] + " with the baseline's headers: " +
-                         util::excerpt(util::trim(results[3 * i + 2].err), 200));
+                         util::excerpt(util::trim(compile->err), 200));
     } else {
       pairs.push_back(
-          {side.objects[i], absolute_all({side.objects[i]}, build_dir)[0], compiled[i].string()});
+          {side.objects[i], absolute_all({side.objects[i]}, build_dir)[0], compiled[i]});
     }
   }
-  std::string problem;
-  std::vector<bi::DefinedSymbol> others;
-  if (!pairs.empty()) {
-    std::vector<std::string> instances =
-        absolute_all(target_objects(deps, scope.target).instances, build_dir);
-    others = linked_symbols(layout, scope, instances, runner, problem);
-  }
-  if (!problem.empty()) {
-    problems.push_back(problem);
-  }
-  for (auto &found : binding_problems(pairs, changed_by, others, runner)) {
+  std::vector<std::string> instances =
+      absolute_all(target_objects(deps, scope.target).instances, build_dir);
+  auto linked = [&](std::string &problem) {
+    return linked_symbols(layout, scope, instances, runner, problem);
+  };
+  for (auto &found : binding_problems(pairs, changed_by, linked, runner)) {
     problems.push_back(std::move(found));
   }
   fs::remove_all(view);
