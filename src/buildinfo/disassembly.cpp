@@ -65,6 +65,13 @@ void attach(std::string &instruction, const std::string &reloc) {
   instruction = std::regex_replace(instruction, guess, "") + " " + normalise(reloc);
 }
 
+// An instruction that only pads a function's end to the next one's alignment, which depends
+// on where the function lies: `nopw 0x0(%rax,%rax,1)`, `xchg %ax,%ax`, `int3`, `data16 cs nopw`.
+bool padding(const std::string &instruction) {
+  static const std::regex pad("((data16|cs|ds|fs) )*(nop[wlq]?|xchg %ax,%ax|int3)\\b.*");
+  return std::regex_match(instruction, pad);
+}
+
 } // namespace
 
 util::Command objdump_command(const std::string &object) {
@@ -109,6 +116,11 @@ Functions parse_objdump(const std::string &text) {
     code->push_back(normalise(instruction));
     if (!reloc.empty()) {
       attach(code->back(), reloc);
+    }
+  }
+  for (auto &[name, instructions] : functions) {
+    while (!instructions.empty() && padding(instructions.back())) {
+      instructions.pop_back();
     }
   }
   return functions;

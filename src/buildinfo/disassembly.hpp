@@ -16,7 +16,8 @@ namespace kopt::buildinfo {
 
 /// One object's functions by (mangled) symbol, each as its instructions with the addresses, the
 /// offsets of relocations against sections (`.text+0x126c`) and the numbers of local constant
-/// labels (`.LC12`) taken out: the same code compiled beside other code reads the same.
+/// labels (`.LC12`) and the padding after its last instruction taken out: the same code compiled
+/// beside other code reads the same.
 using Functions = std::map<std::string, std::vector<std::string>>;
 
 /// The `objdump -d -r -w --no-show-raw-insn` run of one object that parse_objdump reads.

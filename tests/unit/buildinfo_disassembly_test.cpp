@@ -36,8 +36,8 @@ Disassembly of section .text:
 TEST_SUITE_BEGIN("buildinfo::disassembly");
 
 TEST_CASE("the same code compiled beside other code reads the same") {
-  // Other addresses, another constant label and another offset into the cold section; the
-  // relocations on lines of their own (objdump without -w).
+  // Other addresses, another constant label, another offset into the cold section and padding
+  // to the next function; the relocations on lines of their own (objdump without -w).
   const char *moved = R"(
 Disassembly of section .text:
 
@@ -46,6 +46,8 @@ Disassembly of section .text:
      104:	movsd  0x0(%rip),%xmm1        # 10c <_ZNK1P9toleranceEv+0xc>
 			108: R_X86_64_PC32	.LC7-0x4
      10c:	ret
+     10d:	data16 cs nopw 0x0(%rax,%rax,1)
+     118:	xchg   %ax,%ax
 
 0000000000000200 <main>:
      200:	call   100 <_ZNK1P9toleranceEv>
