@@ -195,6 +195,18 @@ std::vector<fs::path> parse_ldd(const std::string &text) {
   return libraries;
 }
 
+std::string definer(const DefinedSymbol &symbol) {
+  if (symbol.shared) {
+    return fs::path(symbol.file).filename().string();
+  }
+  size_t member = symbol.file.rfind(':');
+  if (member != std::string::npos && member > 0 && symbol.file.substr(0, member).ends_with(".a")) {
+    return fs::path(symbol.file.substr(0, member)).filename().string() + "(" +
+           symbol.file.substr(member + 1) + ")";
+  }
+  return fs::path(symbol.file).filename().string();
+}
+
 std::vector<DefinedSymbol> parse_nm(const std::string &text, bool shared) {
   std::vector<DefinedSymbol> symbols;
   std::istringstream lines(text);

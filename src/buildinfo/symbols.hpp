@@ -46,6 +46,10 @@ struct DefinedSymbol {
   bool shared = false; ///< from a shared library's dynamic table (`nm -D`)
 };
 
+/// Names a symbol's definer as a refusal names it: `libc.so.6`, `libkopt_harness.a(inputs.cpp.o)`,
+/// `harness.cpp.o`.
+std::string definer(const DefinedSymbol &symbol);
+
 /// Parses `nm -A -g --defined-only` output (`file:address type name`); `shared` marks every
 /// symbol as coming from a shared library.
 std::vector<DefinedSymbol> parse_nm(const std::string &text, bool shared);
@@ -81,9 +85,9 @@ struct Interposition {
 ///   strongly.
 /// A weak definition that the harness's objects or archives also define weakly passes: an
 /// inline function or template instantiation both compile from the same headers (std::min<long>).
-/// Its limit: the two bodies are not compared, so a candidate that gives such a name another
-/// body (an ODR violation, e.g. an explicit specialisation) is not caught here. Returns one
-/// entry per refused name, in name order, naming the strongest other definer.
+/// The two bodies are not compared here: decide/identity compares a candidate's weak function
+/// with the target's harness objects' copy (buildinfo/disassembly). Returns one entry per
+/// refused name, in name order, naming the strongest other definer.
 std::vector<Interposition> interpositions(const std::vector<DefinedSymbol> &candidate,
                                           const std::vector<DefinedSymbol> &others);
 

@@ -315,6 +315,14 @@ Decision describe(const Measurement &best, const Measurement &candidate, const R
 // be: returns the decision that says so.
 std::optional<Decision> refuse_inputs(const Decision &d, const Measurement &best,
                                       const Measurement &candidate, const Request &request) {
+  auto candidate_failed = [&] {
+    return failed(d, "candidate " + candidate.candidate + " failed: " +
+                         (candidate.reason.empty() ? "no reason given" : candidate.reason));
+  };
+  // Both failed, the candidate first (candidate-first, round 1): its reason is the one to tell.
+  if (!best.ok() && !candidate.ok() && best.hash.empty()) {
+    return candidate_failed();
+  }
   if (!best.ok()) {
     return failed(d, "BEST " + best.candidate + " has no usable measurement: " + best.reason);
   }
@@ -323,8 +331,7 @@ std::optional<Decision> refuse_inputs(const Decision &d, const Measurement &best
                          ", expected " + request.best_hash);
   }
   if (!candidate.ok()) {
-    return failed(d, "candidate " + candidate.candidate + " failed: " +
-                         (candidate.reason.empty() ? "no reason given" : candidate.reason));
+    return candidate_failed();
   }
   if (!best.family.empty() && !candidate.family.empty() && best.family != candidate.family) {
     return failed(d,
@@ -819,7 +826,10 @@ void check_measured(const Measurement &m, const std::string &file, const Identit
     refuse_field(file, "paired_best", best.id, m.paired_best,
                  "measured beside another candidate than BEST", remedy);
   }
-  if (!best.hash.empty() && m.paired_best_hash != best.hash) {
+  // A candidate that failed in the first round, before BEST's harness ran (candidate-first),
+  // was measured beside no BEST hash: it is decided as failed, never kept.
+  bool best_ran = !m.paired_best_hash.empty() || m.ok();
+  if (!best.hash.empty() && best_ran && m.paired_best_hash != best.hash) {
     refuse_field(file, "paired_best_hash", best.hash, m.paired_best_hash,
                  "measured beside other content than BEST " + best.id + "'s", remedy);
   }

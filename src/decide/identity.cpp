@@ -1,5 +1,8 @@
 #include "decide/identity.hpp"
 
+#include "decide/binding.hpp"
+
+#include "buildinfo/disassembly.hpp"
 #include "buildinfo/expansion.hpp"
 #include "buildinfo/resource_usage.hpp"
 #include "buildinfo/symbols.hpp"
@@ -8,6 +11,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -69,19 +73,6 @@ std::string spelling_file(const spec::Family &family, const fs::path &gen_dir,
     }
   }
   return spelled.size() == 1 ? spelled[0] : "";
-}
-
-// `libc.so.6`, `libkopt_harness.a(inputs.cpp.o)`, `harness.cpp.o`.
-std::string definer(const bi::DefinedSymbol &symbol) {
-  if (symbol.shared) {
-    return fs::path(symbol.file).filename().string();
-  }
-  size_t member = symbol.file.rfind(':');
-  if (member != std::string::npos && member > 0 && symbol.file.substr(0, member).ends_with(".a")) {
-    return fs::path(symbol.file.substr(0, member)).filename().string() + "(" +
-           symbol.file.substr(member + 1) + ")";
-  }
-  return fs::path(symbol.file).filename().string();
 }
 
 std::vector<std::string> absolute_all(const std::vector<std::string> &objects,
@@ -182,6 +173,86 @@ OtherInputs other_inputs(const spec::Layout &layout, const IdentityScope &scope,
   return inputs;
 }
 
+// Every global symbol the harness binary's link inputs other than `instances` define (objects,
+// archives and shared libraries); `problem` is set when they cannot be read.
+std::vector<bi::DefinedSymbol> linked_symbols(const spec::Layout &layout,
+                                              const IdentityScope &scope,
+                                              const std::vector<std::string> &instances,
+                                              util::ProcessRunner &runner, std::string &problem) {
+  std::set<std::string> instance_set(instances.begin(), instances.end());
+  OtherInputs others = other_inputs(layout, scope, instance_set, runner);
+  if (!others.problem.empty()) {
+    problem = "cannot list what " + scope.target + " links: " + others.problem;
+    return {};
+  }
+  std::vector<bi::DefinedSymbol> theirs = run_nm(others.statics, false, runner, problem);
+  std::vector<bi::DefinedSymbol> shared = run_nm(others.shared, true, runner, problem);
+  if (!problem.empty()) {
+    problem = "cannot read the symbols " + scope.target + " links: " + problem;
+    return {};
+  }
+  theirs.insert(theirs.end(), shared.begin(), shared.end());
+  return theirs;
+}
+
+// A weak function an instance defines with another body than a harness object's copy.
+struct OtherBody {
+  bi::DefinedSymbol candidate;
+  std::string harness_object;
+};
+
+// The weak functions an instance defines that one of `harness` (the target's own objects of the
+// harness side) defines too, with another body there: the linker keeps one copy for both, so
+// the harness's calls could run the candidate's. Only code is compared (objdump).
+std::vector<OtherBody> other_bodies(const std::vector<bi::DefinedSymbol> &own,
+                                    const std::vector<bi::DefinedSymbol> &theirs,
+                                    const std::vector<std::string> &harness,
+                                    util::ProcessRunner &runner, std::string &problem) {
+  std::set<std::string> harness_set(harness.begin(), harness.end());
+  std::map<std::string, std::string> harness_copy; // name -> the harness object defining it
+  for (const auto &s : theirs) {
+    if (s.weak && harness_set.count(s.file) != 0) {
+      harness_copy.emplace(s.name, s.file);
+    }
+  }
+  std::vector<OtherBody> shared;
+  std::set<std::string> files;
+  for (const auto &s : own) {
+    auto copy = harness_copy.find(s.name);
+    if (s.weak && copy != harness_copy.end()) {
+      shared.push_back({s, copy->second});
+      files.insert({s.file, copy->second});
+    }
+  }
+  std::vector<std::string> names(files.begin(), files.end());
+  std::vector<util::Command> runs;
+  std::transform(names.begin(), names.end(), std::back_inserter(runs), bi::objdump_command);
+  std::vector<util::ProcessResult> results = runner.run_all(runs, 0);
+  std::map<std::string, bi::Functions> code;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!results[i].ok()) {
+      problem = "`objdump -d " + names[i] + "` " + results[i].describe(300);
+      return {};
+    }
+    code[names[i]] = bi::parse_objdump(results[i].out);
+  }
+  std::vector<OtherBody> differ;
+  std::set<std::string> named; // each name once, in the first instance whose copy differs
+  for (const auto &body : shared) {
+    if (named.count(body.candidate.name) != 0) {
+      continue;
+    }
+    const bi::Functions &mine = code[body.candidate.file],
+                        &harness_code = code[body.harness_object];
+    auto a = mine.find(body.candidate.name), b = harness_code.find(body.candidate.name);
+    if (a != mine.end() && b != harness_code.end() && a->second != b->second) {
+      differ.push_back(body); // data (a weak variable, a vtable) is not compared
+      named.insert(body.candidate.name);
+    }
+  }
+  return differ;
+}
+
 } // namespace
 
 std::vector<std::string> symbol_problems(const spec::Family &family,
@@ -189,25 +260,21 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
                                          const spec::Layout &layout, const IdentityScope &scope,
                                          const bi::NinjaDeps &deps, util::ProcessRunner &runner) {
   fs::path build_dir = fs::absolute(scope.build_dir);
-  std::vector<std::string> instances =
-      absolute_all(target_objects(deps, scope.target).instances, build_dir);
+  TargetObjects objects = target_objects(deps, scope.target);
+  std::vector<std::string> instances = absolute_all(objects.instances, build_dir);
   if (instances.empty()) {
     return {}; // check_identity already says that nothing was built
   }
-  std::set<std::string> instance_set(instances.begin(), instances.end());
-  OtherInputs others = other_inputs(layout, scope, instance_set, runner);
-  if (!others.problem.empty()) {
-    return {"cannot list what " + scope.target + " links: " + others.problem};
-  }
   std::string problem;
+  std::vector<bi::DefinedSymbol> theirs = linked_symbols(layout, scope, instances, runner, problem);
+  if (!problem.empty()) {
+    return {problem};
+  }
   std::vector<bi::DefinedSymbol> own = run_nm(instances, false, runner, problem);
-  std::vector<bi::DefinedSymbol> theirs = run_nm(others.statics, false, runner, problem);
-  std::vector<bi::DefinedSymbol> shared = run_nm(others.shared, true, runner, problem);
   std::vector<bi::ReferencedSymbol> used = run_nm_undefined(instances, runner, problem);
   if (!problem.empty()) {
     return {"cannot read the symbols " + scope.target + " links: " + problem};
   }
-  theirs.insert(theirs.end(), shared.begin(), shared.end());
   std::vector<std::string> problems;
   std::string folder = folder_of(candidates, scope.id);
   fs::path gen_dir = layout.gen_dir(scope.id);
@@ -219,7 +286,21 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
     std::string where = file.empty() ? "object " + object.lexically_relative(build_dir).string()
                                      : file + ", in instance " + instance + "'s object";
     problems.push_back("symbol " + name + " is defined in " + folder + " (" + where + ") and by " +
-                       definer(refused.other) + ": a candidate may define only its instances");
+                       bi::definer(refused.other) + ": a candidate may define only its instances");
+  }
+  std::vector<OtherBody> bodies =
+      other_bodies(own, theirs, absolute_all(objects.others, build_dir), runner, problem);
+  if (!problem.empty()) {
+    problems.push_back("cannot compare weak definitions: " + problem);
+  }
+  for (const auto &body : bodies) {
+    std::string name = bi::demangle(body.candidate.name);
+    fs::path object(body.candidate.file);
+    problems.push_back("symbol " + name + " is defined in " + folder + " (object " +
+                       object.lexically_relative(build_dir).string() + ") with another body than " +
+                       fs::path(body.harness_object).filename().string() +
+                       "'s: the linker keeps one copy for both, so harness code could run the "
+                       "candidate's");
   }
   std::set<std::string> named;
   for (const auto &ref : used) {
@@ -321,6 +402,122 @@ Preprocessed preprocessed(const bi::PreprocessCommand &command, const util::Proc
   return {bi::parse_expansion(result.out, line_names(gen, command.cwd)), ""};
 }
 
+// The harness side's objects that read an editable file: each one's preprocessing with the
+// candidate's headers and with the baseline's (the view), and the latter's compile.
+struct HarnessSide {
+  std::vector<std::string> objects; ///< as ninja names them
+  std::vector<bi::PreprocessCommand> own, base;
+  std::vector<std::string> built_base; ///< the baseline's own object of the TU, or ""
+  std::vector<std::string> problems;
+};
+
+// The baseline's own built object of the TU that `object` compiles, when it is what a compile
+// with the baseline's headers would give: its compile line is `line` with the baseline's target
+// and folder, it is newer than everything it read, and the generated files `object` read
+// outside src/ (manifest, registry, dispatch) are the baseline's too. Else "" (compile then).
+std::string built_baseline(const std::string &object, const std::string &line,
+                           const IdentityScope &scope, const bi::NinjaDeps &deps,
+                           const fs::path &own, const fs::path &base, util::ProcessRunner &runner) {
+  fs::path build_dir = fs::absolute(scope.build_dir);
+  std::string prefix = scope.target.substr(0, scope.target.size() - scope.id.size());
+  auto swap = [&](const std::string &word) {
+    std::string out = swap_folder(word, scope.target + ".dir", prefix + scope.baseline + ".dir");
+    out = swap_folder(out, own.string(), base.string());
+    return swap_folder(out, own.lexically_relative(build_dir).string(),
+                       base.lexically_relative(build_dir).string());
+  };
+  std::string theirs = swap(object);
+  auto read = deps.find(theirs);
+  if (theirs == object || read == deps.end()) {
+    return "";
+  }
+  std::string own_src = (own / "src/").string();
+  for (const auto &input : deps.at(object)) {
+    std::string path = fs::path(input).lexically_normal().string();
+    if (path.starts_with(own.string() + "/") && !path.starts_with(own_src) &&
+        read_text(path) != read_text(swap(path))) {
+      return ""; // another manifest, registry or dispatch
+    }
+  }
+  std::error_code ec;
+  fs::path built = absolute_all({theirs}, build_dir)[0];
+  fs::file_time_type made = fs::last_write_time(built, ec);
+  for (const auto &input : read->second) {
+    if (ec || fs::last_write_time(input, ec) > made) {
+      return ""; // missing, or older than what it read
+    }
+  }
+  util::ProcessResult their_line =
+      runner.run({{"ninja", "-C", scope.build_dir, "-t", "commands", "-s", theirs}, {}, {}, 120});
+  std::vector<std::string> words = bi::shell_words(line);
+  std::transform(words.begin(), words.end(), words.begin(), swap);
+  return !ec && their_line.ok() && bi::shell_words(their_line.out) == words ? built.string() : "";
+}
+
+HarnessSide harness_side(const IdentityScope &scope, const bi::NinjaDeps &deps, const fs::path &own,
+                         const fs::path &base, const fs::path &view, util::ProcessRunner &runner) {
+  HarnessSide side;
+  fs::path build_dir = fs::absolute(scope.build_dir);
+  for (const auto &object : target_objects(deps, scope.target).others) {
+    bool reads_editable = false;
+    for (const auto &input : deps.at(object)) {
+      reads_editable = reads_editable || fs::path(input).lexically_normal().string().starts_with(
+                                             (own / "src/").string());
+    }
+    if (!reads_editable) {
+      continue;
+    }
+    util::ProcessResult line =
+        runner.run({{"ninja", "-C", scope.build_dir, "-t", "commands", "-s", object}, {}, {}, 120});
+    if (!line.ok()) {
+      side.problems.push_back("`ninja -t commands -s " + object + "` " + line.describe(120));
+      continue;
+    }
+    bi::PreprocessCommand mine = bi::preprocess_command(line.out, build_dir);
+    bi::PreprocessCommand theirs = mine;
+    for (auto &arg : theirs.argv) {
+      arg = swap_folder(arg, own.string(), view.string());
+    }
+    theirs.cwd = swap_folder(theirs.cwd.string(), own.string(), view.string());
+    side.objects.push_back(object);
+    side.own.push_back(mine);
+    side.base.push_back(theirs);
+    side.built_base.push_back(built_baseline(object, line.out, scope, deps, own, base, runner));
+  }
+  return side;
+}
+
+// The compile of a preprocessing's TU into `object` (the same line, -E left out).
+util::Command compile_run(const bi::PreprocessCommand &command, const fs::path &object) {
+  util::Command run{{}, {}, command.cwd, 600};
+  for (const auto &arg : command.argv) {
+    if (arg != "-E") {
+      run.argv.push_back(arg);
+    }
+  }
+  run.argv.insert(run.argv.end(), {"-c", "-o", object.string()});
+  return run;
+}
+
+std::string expansion_problem(const std::string &object, const bi::PreprocessCommand &own_command,
+                              const util::ProcessResult &own_result,
+                              const bi::PreprocessCommand &base_command,
+                              const util::ProcessResult &base_result, const fs::path &own,
+                              const fs::path &view, const std::string &changed_by) {
+  Preprocessed with_own = preprocessed(own_command, own_result, own);
+  Preprocessed with_base = preprocessed(base_command, base_result, view);
+  if (!with_own.problem.empty() || !with_base.problem.empty()) {
+    return "cannot preprocess " + object + ": " +
+           (with_own.problem.empty() ? with_base.problem : with_own.problem);
+  }
+  if (auto at = bi::first_difference(with_base.expansion, with_own.expansion)) {
+    return fs::path(at->first).filename().string() + ":" + std::to_string(at->second) +
+           " expands differently with " + changed_by +
+           " than with the baseline's: a macro of the candidate changes harness code";
+  }
+  return "";
+}
+
 } // namespace
 
 std::vector<std::string> expansion_problems(const spec::Family &family, const spec::Layout &layout,
@@ -333,63 +530,52 @@ std::vector<std::string> expansion_problems(const spec::Family &family, const sp
   }
   std::vector<std::string> changed = changed_editables(family, own, base);
   if (changed.empty()) {
-    return {}; // the same headers expand the same
+    return {}; // the same headers expand and compile the same
   }
-  std::vector<std::string> objects;
-  for (const auto &object : target_objects(deps, scope.target).others) {
-    for (const auto &input : deps.at(object)) {
-      if (fs::path(input).lexically_normal().string().starts_with((own / "src/").string())) {
-        objects.push_back(object);
-        break;
-      }
-    }
-  }
+  std::string changed_by = "candidate " + scope.id + "'s " + util::join(changed, " and ");
   fs::path view = layout.root / "tmp" / ("baseline-headers-" + scope.id);
   make_baseline_view(own, base, view);
-  fs::path build_dir = fs::absolute(scope.build_dir);
-  std::vector<std::string> problems;
-  // Every object's two expansions at once: on a machine of many cores the check then takes
-  // about as long as its slowest preprocessing, not their sum.
-  std::vector<std::string> preprocessed_objects;
-  std::vector<bi::PreprocessCommand> commands; // each object's own, then the baseline's
-  for (const auto &object : objects) {
-    util::ProcessResult line =
-        runner.run({{"ninja", "-C", scope.build_dir, "-t", "commands", "-s", object}, {}, {}, 120});
-    if (!line.ok()) {
-      problems.push_back("`ninja -t commands -s " + object + "` " + line.describe(120));
-      continue;
-    }
-    bi::PreprocessCommand mine = bi::preprocess_command(line.out, build_dir);
-    bi::PreprocessCommand theirs = mine;
-    for (auto &arg : theirs.argv) {
-      arg = swap_folder(arg, own.string(), view.string());
-    }
-    theirs.cwd = swap_folder(theirs.cwd.string(), own.string(), view.string());
-    preprocessed_objects.push_back(object);
-    commands.insert(commands.end(), {mine, theirs});
-  }
+  fs::create_directories(view / "objects");
+  HarnessSide side = harness_side(scope, deps, own, base, view, runner);
+  std::vector<std::string> problems = side.problems;
+  // Every object's two expansions and, where the baseline's own object of it is not built, its
+  // compile with the baseline's headers at once: on a machine of many cores the check then
+  // takes about as long as its slowest compile.
   std::vector<util::Command> runs;
-  std::transform(commands.begin(), commands.end(), std::back_inserter(runs), preprocess_run);
+  std::vector<std::string> compiled = side.built_base;
+  for (size_t i = 0; i < side.objects.size(); ++i) {
+    runs.insert(runs.end(), {preprocess_run(side.own[i]), preprocess_run(side.base[i])});
+    if (compiled[i].empty()) {
+      compiled[i] = (view / "objects" / (std::to_string(i) + ".o")).string();
+      runs.push_back(compile_run(side.base[i], compiled[i]));
+    }
+  }
   std::vector<util::ProcessResult> results = runner.run_all(runs, 0);
-  for (size_t i = 0; i < preprocessed_objects.size(); ++i) {
-    const std::string &object = preprocessed_objects[i];
-    Preprocessed with_own = preprocessed(commands[2 * i], results[2 * i], own);
-    Preprocessed with_base = preprocessed(commands[2 * i + 1], results[2 * i + 1], view);
-    for (const auto &failed : {with_own.problem, with_base.problem}) {
-      if (!failed.empty()) {
-        problems.push_back("cannot preprocess " + object + ": " + failed);
-      }
+  fs::path build_dir = fs::absolute(scope.build_dir);
+  std::vector<BindingPair> pairs;
+  for (size_t i = 0, at = 0; i < side.objects.size(); ++i) {
+    const util::ProcessResult &own_result = results[at], &base_result = results[at + 1];
+    const util::ProcessResult *compile = side.built_base[i].empty() ? &results[at + 2] : nullptr;
+    at += compile != nullptr ? 3 : 2;
+    std::string problem = expansion_problem(side.objects[i], side.own[i], own_result, side.base[i],
+                                            base_result, own, view, changed_by);
+    if (!problem.empty()) {
+      problems.push_back(problem); // a macro explains every other difference too
+    } else if (compile != nullptr && !compile->ok()) {
+      problems.push_back("cannot compile " + side.objects[i] + " with the baseline's headers: " +
+                         util::excerpt(util::trim(compile->err), 200));
+    } else {
+      pairs.push_back(
+          {side.objects[i], absolute_all({side.objects[i]}, build_dir)[0], compiled[i]});
     }
-    if (!with_own.problem.empty() || !with_base.problem.empty()) {
-      continue;
-    }
-    if (auto at = bi::first_difference(with_base.expansion, with_own.expansion)) {
-      problems.push_back(fs::path(at->first).filename().string() + ":" +
-                         std::to_string(at->second) + " expands differently with candidate " +
-                         scope.id + "'s " + util::join(changed, " and ") +
-                         " than with the baseline's: a macro of the candidate changes harness "
-                         "code");
-    }
+  }
+  std::vector<std::string> instances =
+      absolute_all(target_objects(deps, scope.target).instances, build_dir);
+  auto linked = [&](std::string &problem) {
+    return linked_symbols(layout, scope, instances, runner, problem);
+  };
+  for (auto &found : binding_problems(pairs, changed_by, linked, runner)) {
+    problems.push_back(std::move(found));
   }
   fs::remove_all(view);
   return problems;

@@ -25,7 +25,9 @@ struct IdentityScope {
 /// Reads every instance object of the candidate's target with `nm` and refuses each global
 /// symbol that the harness binary's other link inputs also define (buildinfo::interpositions):
 /// its own objects and static archives (from ninja's link command) and the shared libraries it
-/// loads (`ldd` of the built binary, `nm -D`). Returns one problem per refused symbol.
+/// loads (`ldd` of the built binary, `nm -D`); and each weak function it defines with other
+/// instructions than the target's harness objects' copy (objdump). Returns one problem per
+/// refused symbol.
 std::vector<std::string> symbol_problems(const spec::Family &family,
                                          const candidate::CandidateSet &candidates,
                                          const spec::Layout &layout, const IdentityScope &scope,
@@ -35,8 +37,11 @@ std::vector<std::string> symbol_problems(const spec::Family &family,
 /// Preprocesses each non-instance object of the candidate's target whose deps include one of
 /// its editable files (harness, registry, dispatch) with its own compile command, once with the
 /// candidate's headers and once with the baseline's, and refuses the first line outside the
-/// editable files that expands differently (buildinfo::first_difference). Skipped when the
-/// candidate's editable files are the baseline's.
+/// editable files that expands differently (buildinfo::first_difference). Where the expansions
+/// agree, the binding rule (decide/binding.hpp) compares the built object's code with the
+/// object's compile with the baseline's headers: the baseline's own build of it where that is
+/// up to date and compiled by the same line from the same generated files, else a compile into
+/// the state's tmp folder. Skipped when the candidate's editable files are the baseline's.
 std::vector<std::string> expansion_problems(const spec::Family &family, const spec::Layout &layout,
                                             const IdentityScope &scope,
                                             const buildinfo::NinjaDeps &deps,

@@ -4,6 +4,8 @@
 # test (the user's `ctest -L correctness`) must fail with expect.txt's line, while 00 and 01 pass.
 #   clock_gettime, steady_clock_now, harness_function   symbols the harness or its libraries define
 #   macro_poison, macro_size                             macros that change the harness's own code
+#   rebind_overload, rebind_specialise, rebind_adl       declarations harness code binds to instead
+#   weak_body                                            a weak function with another body
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -19,7 +21,8 @@ for dir in "$cheats"/*/; do
   slug=$(basename "$dir")
   id=$(json_get "$dir/candidate.json" id)
   mkdir -p "$family_src/candidates/$id"
-  cp "$dir/gemm_kernel.hpp" "$dir/candidate.json" "$family_src/candidates/$id/"
+  cp -r "$dir". "$family_src/candidates/$id/" # its editable files and candidate.json
+  rm -f "$family_src/candidates/$id/expect.txt"
   slugs+=("$slug")
 done
 [ ${#slugs[@]} -ge 4 ] || fail "expected at least 4 cheats in $cheats, found ${#slugs[@]}"

@@ -142,6 +142,18 @@ TEST_CASE("a failed measurement without a hash is decided failed, bound to the c
   Decision d = kopt::round::decide_candidate(f, "01", f.best(), {});
   CHECK(d.verdict == Verdict::failed);
   CHECK(d.hash == hash_of(f, "01"));
+  SUBCASE("candidate-first: it failed in round 1, before BEST's harness ran") {
+    m.paired_best_hash = "";
+    write(f.layout.measurement("01"), m);
+    Measurement best = measured("00", "");
+    best.status = "failed";
+    best.reason = "not measured: the side-by-side run stopped when the other side failed";
+    best.configs.clear();
+    write(f.layout.paired_best("01"), best);
+    Decision first = kopt::round::decide_candidate(f, "01", f.best(), {});
+    CHECK(first.verdict == Verdict::failed);
+    CHECK(first.reason.find("harness killed by signal 11") != std::string::npos);
+  }
 }
 
 TEST_SUITE_END();
