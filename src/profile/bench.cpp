@@ -724,6 +724,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   const bool best_starts = arrangement == Arrangement::best_first;
   bool stop = false;
   for (int k = 0; k < rounds && !stop; ++k) {
+    bool last = false; // the candidate's checked run was wrong: this round is the last
     // The side that starts first in even rounds, the other first in odd ones.
     for (int turn = 0; turn < 2 && !stop; ++turn) {
       bool best_turn = ((turn == 0) == (k % 2 == 0)) == best_starts;
@@ -743,14 +744,18 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
         progress.note(what + " failed: " + run.reason);
       }
       progress.advance(1, what);
-      // A failed side ends the measurement: its rounds would not pair. So does a candidate whose
-      // checked run was wrong: it is incorrect whatever the other rounds say.
-      stop = !run.ok() || (!best_turn && failed_check(run));
-      if (stop && run.ok()) {
+      // A failed side ends the measurement: its rounds would not pair. So does, after this
+      // round, a candidate whose checked run was wrong: it is incorrect whatever the other rounds
+      // say (BEST still runs its turn of the round, so that the two sides pair in either
+      // arrangement).
+      stop = !run.ok();
+      if (!stop && !best_turn && failed_check(run)) {
+        last = true;
         progress.note(what + ": " + failed_check(run)->check + ": no more rounds");
       }
       (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
     }
+    stop = stop || last;
   }
   if (best_side) {
     best_side->close(); // both exit at once

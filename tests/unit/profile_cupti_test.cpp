@@ -326,8 +326,9 @@ namespace {
 class ServedConversation : public kopt::util::Conversation {
 public:
   ServedConversation(std::vector<std::string> &events, std::string id, fs::path trace,
-                     int fail_round)
-      : events_(events), id_(std::move(id)), trace_(std::move(trace)), fail_round_(fail_round) {}
+                     int fail_round, int wrong_round = 0)
+      : events_(events), id_(std::move(id)), trace_(std::move(trace)), fail_round_(fail_round),
+        wrong_round_(wrong_round) {}
 
   bool ask(const std::string &line, const std::string &reply, double) override {
     std::istringstream words(line);
@@ -341,9 +342,12 @@ public:
       died_ = true;
       return false;
     }
+    std::string check = rounds_ == wrong_round_ ? "timed run 1: 3 of 64 outputs wrong" : "";
     std::ofstream(file) << "M,N,K,kernel,us_tiny,err_tiny,samples_tiny,checked_tiny,check_tiny\n"
                            "16,64,128,tiny_1x2,50,,50;50,2,\n"
-                           "32,64,128,tiny_1x2,50,,50;50,2,\n"
+                           "32,64,128,tiny_1x2,50,,50;50,2,"
+                        << check
+                        << "\n"
                            "100,100,2000,tiny_big,50,,50;50,2,\n";
     return true;
   }
@@ -380,6 +384,7 @@ private:
   std::string id_;
   fs::path trace_;
   int fail_round_;
+  int wrong_round_;
   int rounds_ = 0;
   bool died_ = false;
 };
@@ -388,7 +393,8 @@ class ServingRunner : public kopt::util::ProcessRunner {
 public:
   std::vector<std::string> events;
   std::vector<kopt::util::Command> started;
-  std::map<std::string, int> fail_round; // candidate -> the round its harness dies in
+  std::map<std::string, int> fail_round;  // candidate -> the round its harness dies in
+  std::map<std::string, int> wrong_round; // candidate -> the round whose checked run is wrong
 
   kopt::util::ProcessResult run(const kopt::util::Command &) override {
     FAIL("a served side runs no one-shot harness");
@@ -400,7 +406,8 @@ public:
     std::string id = command.argv.front().substr(command.argv.front().size() - 2);
     events.push_back(id + " started");
     return std::make_unique<ServedConversation>(events, id, command.env.at("KOPT_CUPTI_TRACE"),
-                                                fail_round.count(id) ? fail_round.at(id) : 0);
+                                                fail_round.count(id) ? fail_round.at(id) : 0,
+                                                wrong_round.count(id) ? wrong_round.at(id) : 0);
   }
 };
 
@@ -467,6 +474,24 @@ TEST_CASE("candidate-first: the candidate's harness starts first and goes first 
   REQUIRE(side.candidate.ok());
   CHECK(side.candidate.arrangement == "candidate-first");
   CHECK(side.best.arrangement == "candidate-first");
+}
+
+TEST_CASE("a wrong checked run ends the measurement after its round, BEST's turn included") {
+  for (auto arrangement :
+       {kopt::profile::Arrangement::best_first, kopt::profile::Arrangement::candidate_first}) {
+    ServedRun t;
+    t.runner.wrong_round["01"] = 1;
+    auto side = t.run(arrangement);
+    CAPTURE(kopt::profile::to_string(arrangement));
+    // Round 1 of both sides, whichever went first, then no more.
+    CHECK(std::count(t.runner.events.begin(), t.runner.events.end(), "00 round 1") == 1);
+    CHECK(std::count(t.runner.events.begin(), t.runner.events.end(), "01 round 1") == 1);
+    CHECK(std::count(t.runner.events.begin(), t.runner.events.end(), "00 round 2") == 0);
+    CHECK(std::count(t.runner.events.begin(), t.runner.events.end(), "01 round 2") == 0);
+    REQUIRE(side.best.ok());
+    CHECK(side.candidate.paired_best_hash == "hash00"); // decided as incorrect, beside BEST
+    REQUIRE(kopt::profile::failed_check(side.candidate) != nullptr);
+  }
 }
 
 TEST_CASE("a served harness that dies fails its side, naming the round and the config") {
