@@ -135,8 +135,9 @@ std::vector<std::string> binding_problems(const std::vector<BindingPair> &pairs,
   }
   for (const auto &[pair, symbol] : added) {
     std::vector<bi::DefinedSymbol> rest;
+    const auto &built = pair->built; // a structured binding is not captured (clang 14)
     std::copy_if(others.begin(), others.end(), std::back_inserter(rest),
-                 [&](const bi::DefinedSymbol &s) { return s.file != pair->built; });
+                 [&](const bi::DefinedSymbol &s) { return s.file != built; });
     for (const auto &refused : bi::interpositions({symbol}, rest)) {
       problems.push_back(fs::path(pair->object).filename().string() + " defines " +
                          bi::demangle(symbol.name) + " with " + changed_by + ", and so does " +
