@@ -281,6 +281,15 @@ std::string harness_failure(const util::ProcessResult &result, double timeout_s)
   return reason;
 }
 
+// A traced harness's failure: the tracer's refusal first when it ended the harness (a kernel
+// launched outside the timed ranges still running when one ended).
+std::string traced_failure(const util::ProcessResult &result, const spec::Family &family,
+                           const fs::path &trace) {
+  std::string failure = harness_failure(result, family.timeout_s);
+  std::string why = running_kernel_refusal(trace, family.repeat);
+  return why.empty() ? failure : why + "; " + failure;
+}
+
 // The harness's rows as the measurement's configs, each with its class and harness time.
 void add_configs(Measurement &m, std::vector<HarnessRow> rows, const spec::Family &family) {
   for (auto &row : rows) {
@@ -394,11 +403,8 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
 
   if (!result.ok()) {
     m.status = "failed";
-    m.reason = harness_failure(result, family.timeout_s);
-    if (std::string why = under_cupti ? running_kernel_refusal(cupti_trace, family.repeat) : "";
-        !why.empty()) {
-      m.reason = why + "; " + m.reason; // the tracer ended the harness
-    }
+    m.reason = under_cupti ? traced_failure(result, family, cupti_trace)
+                           : harness_failure(result, family.timeout_s);
     return m;
   }
   std::vector<HarnessRow> rows;
@@ -532,9 +538,9 @@ class ServedSide {
 public:
   ServedSide(const spec::Family &family, const spec::Layout &layout, std::string id,
              std::string side, util::ProcessRunner &runner, const RunSetup &setup,
-             const fs::path &dir, bool golden)
+             const fs::path &dir)
       : family_(family), layout_(layout), id_(std::move(id)), runner_(runner), setup_(setup),
-        golden_(golden), log_(dir / (side + "-" + id_ + ".log")),
+        log_(dir / (side + "-" + id_ + ".log")),
         trace_(dir / (side + "-" + id_ + ".cupti_trace.csv")) {}
 
   // Runs the next round into `run_dir`; returns its measurement, timed by the harness until
@@ -556,7 +562,7 @@ public:
       }
       // Each round's results file comes on stdin; the golden is compared in the first round.
       command_ = harness_command(family_, layout_, HarnessMode::benchmark, setup_, {},
-                                 golden_ ? GoldenCheck::compare : GoldenCheck::skip, harness, true);
+                                 GoldenCheck::compare, harness, true);
       trace_with_cupti(command_, find_cupti_tracer(), trace_);
       talk_ = runner_.start(command_);
     }
@@ -641,10 +647,7 @@ private:
     write_log(log_, command_, result, family_.timeout_s);
     hash_ = harness_hash(result.out);
     if (!result.ok()) {
-      reason_ = harness_failure(result, family_.timeout_s);
-      if (std::string why = running_kernel_refusal(trace_, family_.repeat); !why.empty()) {
-        reason_ = why + "; " + reason_; // the tracer ended the harness
-      }
+      reason_ = traced_failure(result, family_, trace_);
     }
   }
 
@@ -653,7 +656,6 @@ private:
   std::string id_;
   util::ProcessRunner &runner_;
   const RunSetup &setup_;
-  bool golden_;
   fs::path log_;
   fs::path trace_;
   util::Command command_;
@@ -718,8 +720,8 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   // compare their first round's output with the golden: the same work outside the timed runs.
   std::optional<ServedSide> best_side, candidate_side;
   if (benchmark_profiler(family, setup) == Source::cupti) {
-    best_side.emplace(family, layout, best_id, "best", runner, setup, dir, true);
-    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir, true);
+    best_side.emplace(family, layout, best_id, "best", runner, setup, dir);
+    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir);
   }
   const bool best_starts = arrangement == Arrangement::best_first;
   bool stop = false;
