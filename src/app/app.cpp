@@ -117,6 +117,14 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   return run;
 }
 
+double geomean(const std::vector<double> &values) {
+  double sum = 0;
+  for (double v : values) {
+    sum += std::log(v);
+  }
+  return std::exp(sum / static_cast<double>(values.size()));
+}
+
 // The paired comparison over the rounds, judged by the threshold alone (no earlier measurement
 // confirms a change within it): the application's change counts when its whole interval lies
 // beyond the threshold.
@@ -128,8 +136,10 @@ decide::ClassRow compare_rounds(const Result &r, double confidence, double thres
   decide::ClassRow row;
   row.config_class = "application";
   row.configs = 1;
-  row.best_us = util::median(r.best_us);
-  row.candidate_us = util::median(r.candidate_us);
+  // Each side's geomean over the rounds: their ratio is the paired change's centre exactly
+  // (the mean of the per-round log ratios), so the times and the change printed agree.
+  row.best_us = geomean(r.best_us);
+  row.candidate_us = geomean(r.candidate_us);
   decide::set_paired_change(row, per_round, confidence);
   decide::paired_state(row, threshold);
   return row;
@@ -242,13 +252,21 @@ std::vector<std::string> identity_problems(const Sides &sides) {
 
 std::optional<Prediction> predict(const decide::Decision &d, double app_best_us,
                                   std::string &why_not) {
-  if (!d.traffic) {
-    why_not = "the keep test has no traffic rows: the configs carry no count column (make them "
-              "from a capture of the application with kopt capture merge)";
-    return std::nullopt;
-  }
   if (d.verdict == decide::Verdict::failed || d.verdict == decide::Verdict::incorrect) {
     why_not = "the keep test compared no times (" + std::string(decide::to_string(d.verdict)) + ")";
+    return std::nullopt;
+  }
+  if (!d.identical_to.empty()) {
+    why_not = "the keep test compared no times: the candidate's code is identical to " +
+              d.identical_to;
+    return std::nullopt;
+  }
+  if (!d.traffic) {
+    why_not = d.options.weighting == decide::Weighting::traffic
+                  ? "the keep test has no traffic rows: the configs carry no count column (make "
+                    "them from a capture of the application with kopt capture merge)"
+                  : "the keep test weighs every config equally, not by the application's traffic "
+                    "(family.json keep.weighting: \"traffic\", with a count column)";
     return std::nullopt;
   }
   const decide::ClassRow &t = d.traffic->overall;
@@ -374,8 +392,8 @@ nlohmann::json to_json(const Result &r) {
                                                    {"low", (*r.wall_gap)[1]},
                                                    {"high", (*r.wall_gap)[2]}}
                                   : nlohmann::json(nullptr)},
-          {"best_median_us", number(c.best_us)},
-          {"candidate_median_us", number(c.candidate_us)},
+          {"best_geomean_us", number(c.best_us)},
+          {"candidate_geomean_us", number(c.candidate_us)},
           {"change", number(c.change)},
           {"low", number(c.low)},
           {"high", number(c.high)},
@@ -406,8 +424,8 @@ Result read_result(const fs::path &path) {
   r.no_prediction = util::json_field<std::string>(j, "no_prediction", source);
   if (r.status == "ok") {
     r.change.config_class = "application";
-    r.change.best_us = util::json_field<double>(j, "best_median_us", source);
-    r.change.candidate_us = util::json_field<double>(j, "candidate_median_us", source);
+    r.change.best_us = util::json_field<double>(j, "best_geomean_us", source);
+    r.change.candidate_us = util::json_field<double>(j, "candidate_geomean_us", source);
     r.change.change = util::json_field<double>(j, "change", source);
     r.change.has_interval = true;
     r.change.low = util::json_field<double>(j, "low", source);
@@ -445,7 +463,7 @@ std::string format_result(const Result &r) {
   text += ", " + std::to_string(r.rounds) + " side-by-side rounds, timed by " +
           (r.timed_by == "app" ? std::string("its ") + kTimeLine + " line" : "wall time") + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  BEST %s: median %.1f us; candidate %s: median %.1f us\n",
+  std::snprintf(line, sizeof line, "  BEST %s: %.1f us; candidate %s: %.1f us (geomeans over the rounds)\n",
                 r.best.c_str(), c.best_us, r.candidate.c_str(), c.candidate_us);
   text += line;
   text += "  measured:  " + decide::format_change(c.change) + " " +

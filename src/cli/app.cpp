@@ -1,8 +1,10 @@
 #include "app/app.hpp"
+#include "decide/decide.hpp"
 #include "cli/family_options.hpp"
 #include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
+#include "profile/measurement.hpp"
 #include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
@@ -35,6 +37,23 @@ std::optional<decide::Decision> keep_test_of(const LoadedFamily &loaded, const s
     return std::nullopt;
   }
   return decide::read_decision(loaded.layout.decision(id));
+}
+
+// What candidate `id`'s measurement of its content `hash` (its keep test's, or its bench
+// target's) found wrong: an A/B of wrong code is no pass. Nullopt when there is no measurement
+// of this content, so that its correctness is unchecked.
+std::optional<std::string> measured_problems(const LoadedFamily &loaded, const std::string &id,
+                                             const std::string &hash) {
+  std::filesystem::path file = loaded.layout.measurement(id);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return std::nullopt;
+  }
+  profile::Measurement m = profile::read_measurement(file);
+  if (m.hash != hash && m.ok()) {
+    return std::nullopt;
+  }
+  return util::join(decide::correctness_problems(m, id, hash), "; ");
 }
 
 // Builds BEST's and `id`'s variants (with --build-dir) and claims the device the A/B runs on
@@ -107,7 +126,19 @@ Handler setup_app(CLI::App &app) {
     int rounds = options->rounds > 0 ? options->rounds : loaded.family.app->rounds;
     util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
     app::Result result;
-    if (std::vector<std::string> problems = app::identity_problems(sides); !problems.empty()) {
+    std::optional<std::string> wrong = measured_problems(loaded, id, sides.hash);
+    if (!wrong) {
+      context.err << "kopt app: candidate " << id << " has no measurement of its content: its "
+                  << "correctness is unchecked (its keep test measures and checks it: ctest -L "
+                  << "keep -R candidate_" << id << ")\n";
+    }
+    if (wrong && !wrong->empty()) {
+      result = app::refused(loaded.family, sides,
+                            "an A/B of wrong code is no pass: candidate " + id +
+                                "'s keep test measurement (" +
+                                loaded.layout.measurement(id).string() + "): " + *wrong);
+    } else if (std::vector<std::string> problems = app::identity_problems(sides);
+               !problems.empty()) {
       result = app::refused(loaded.family, sides, "identity: " + util::join(problems, "; "));
     } else {
       result = app::run_ab(loaded.family, sides, rounds, thresholds, keep_test_of(loaded, id),

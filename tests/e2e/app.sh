@@ -128,6 +128,20 @@ for i in 1 2 3; do
   [ "$(json_get "$state/results/02/app.json" best)" = 01 ] || fail "A/A $i: not against BEST 01"
 done
 wait "$holder"
+# One number per quantity: the sides' times printed are geomeans over the rounds, whose ratio is
+# the change the interval is centred on, in app.json and in the text.
+python3 - "$state/results/02/app.json" "$WORK/aa3.log" <<'PY' || fail "A/A: the times and the change disagree"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+ratio = r["candidate_geomean_us"] / r["best_geomean_us"] - 1
+assert abs(ratio - r["change"]) < 1e-9, (ratio, r["change"])
+assert r["low"] <= r["change"] <= r["high"] and r["passes"], r
+text = open(sys.argv[2]).read()
+best, cand = map(float, re.search(r"BEST 01: ([0-9.]+) us; candidate 02: ([0-9.]+) us", text).groups())
+measured = float(re.search(r"measured: +([-+][0-9.]+)%", text).group(1))
+assert abs(100 * (cand / best - 1) - measured) < 0.01 + 100 * 0.1 / best, (best, cand, measured)
+assert re.search(r"app: pass \(the application's change is within [0-9.]+%: " + re.escape("%+.2f%%" % measured), text), text
+PY
 grep -q "kopt: waiting for $KOPT_DEVICE_LOCK_DIR/host.lock" "$WORK/aa1.log" ||
   { cat "$WORK/aa1.log"; fail "the first A/A did not wait for the host's lock"; }
 ! grep -q "kopt: waiting for" "$WORK/aa2.log" || fail "the second A/A waited: a lock left held"
@@ -203,6 +217,32 @@ cat "$WORK/daemon.log"
 grep -q "candidate 05's application left 1 process(es) running after it exited (killed: [0-9]* (candidate_05))" \
   "$state/results/05/app.json" || fail "daemon 05: the process left running is not named"
 ! pgrep -f "$state/bin/app/candidate_05" >/dev/null || fail "daemon 05: its daemon still runs"
+
+echo "--- 5c. an incorrect candidate's application A/B fails, whatever its times"
+# 06 is 01 with every output off by one: its keep test measurement finds it
+# incorrect, and `ctest -L app` (which measures it first) fails without timing an A/B.
+mkdir -p "$family_src/candidates/06"
+echo '{"id": "06", "base": "01", "hypothesis": "wrong by one", "target": "global"}' \
+  >"$family_src/candidates/06/candidate.json"
+cp "$family_src/candidates/01/gemm_kernel.hpp" "$family_src/candidates/06/"
+python3 - "$family_src/candidates/06/gemm_kernel.hpp" <<'PY' || fail "06: cannot break its kernel"
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+# The store of C's element: add one to it.
+new, n = re.subn(r"(C\[[^\]]+\]\s*=\s*)([^;]+);", r"\1(\2) + 1.0f;", s, count=1)
+assert n == 1, "no store of C found"
+open(p, "w").write(new)
+PY
+cmake "$b" >/dev/null 2>&1 || fail "reconfigure for 06"
+ctest --test-dir "$b" -L app -R '^candidate_06\.' >"$WORK/wrong_ab.log" 2>&1 &&
+  { cat "$WORK/wrong_ab.log"; fail "incorrect 06: its application A/B passed"; }
+[ "$(json_get "$state/results/06/app.json" status)" = failed ] || fail "incorrect 06: the A/B did not fail"
+json_get "$state/results/06/app.json" reason | tee "$WORK/wrong_reason.txt"
+grep -q "^an A/B of wrong code is no pass: candidate 06's keep test measurement (.*): incorrect: 10 of 10 configs" "$WORK/wrong_reason.txt" ||
+  fail "incorrect 06: the reason does not name its incorrect measurement"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['best_us'] == [], r" \
+  "$state/results/06/app.json" || fail "incorrect 06: the A/B ran its application"
 
 echo "--- 6. the report sets the three verdicts side by side"
 "$KOPT" report "${kopt_family[@]}" --out "$WORK/report.html" >/dev/null || fail "kopt report"

@@ -117,6 +117,8 @@ TEST_CASE("the A/B alternates the sides and predicts from the traffic rows") {
   CHECK(fake.order[2] == "/bin/best");
   CHECK(fake.order[4] == "/bin/cand");
   CHECK(r.change.change == doctest::Approx(-0.04).epsilon(0.05));
+  // The sides' times are geomeans over the rounds: their ratio is the change, exactly.
+  CHECK(r.change.candidate_us / r.change.best_us - 1 == doctest::Approx(r.change.change));
   CHECK(r.change.state == State::better);
   CHECK(r.passes());
   // 40 us less kernel time of a ~1000 us run: -4%; the interval scales the same way.
@@ -285,11 +287,22 @@ TEST_CASE("a keep test of other content or another BEST predicts nothing") {
   CHECK_FALSE(r.prediction);
   CHECK(r.no_prediction.find("not of this content against this BEST") != std::string::npos);
 
+  // Why there is none names the real cause: no count column under traffic weighting, another
+  // weighting, or a keep test that compared no times because the code is identical.
   kopt::decide::Decision no_traffic = keep_test();
   no_traffic.traffic.reset();
+  no_traffic.options.weighting = kopt::decide::Weighting::traffic;
   std::string why;
   CHECK_FALSE(kopt::app::predict(no_traffic, 1000, why));
   CHECK(why.find("kopt capture merge") != std::string::npos);
+  no_traffic.options.weighting = kopt::decide::Weighting::equal;
+  CHECK_FALSE(kopt::app::predict(no_traffic, 1000, why));
+  CHECK(why.find("weighs every config equally") != std::string::npos);
+  kopt::decide::Decision same = keep_test();
+  same.traffic.reset();
+  same.identical_to = "BEST 01";
+  CHECK_FALSE(kopt::app::predict(same, 1000, why));
+  CHECK(why == "the keep test compared no times: the candidate's code is identical to BEST 01");
 }
 
 TEST_CASE("kopt-app-us is read from the last such line; app.json reads back") {
