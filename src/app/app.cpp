@@ -257,8 +257,8 @@ std::optional<Prediction> predict(const decide::Decision &d, double app_best_us,
     return std::nullopt;
   }
   if (!d.identical_to.empty()) {
-    why_not = "the keep test compared no times: the candidate's code is identical to " +
-              d.identical_to;
+    why_not =
+        "the keep test compared no times: the candidate's code is identical to " + d.identical_to;
     return std::nullopt;
   }
   if (!d.traffic) {
@@ -463,7 +463,8 @@ std::string format_result(const Result &r) {
   text += ", " + std::to_string(r.rounds) + " side-by-side rounds, timed by " +
           (r.timed_by == "app" ? std::string("its ") + kTimeLine + " line" : "wall time") + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  BEST %s: %.1f us; candidate %s: %.1f us (geomeans over the rounds)\n",
+  std::snprintf(line, sizeof line,
+                "  BEST %s: %.1f us; candidate %s: %.1f us (geomeans over the rounds)\n",
                 r.best.c_str(), c.best_us, r.candidate.c_str(), c.candidate_us);
   text += line;
   text += "  measured:  " + decide::format_change(c.change) + " " +
