@@ -533,7 +533,7 @@ function(_kopt_candidate_tests name id)
   set_tests_properties(${target}.build PROPERTIES
     FIXTURES_SETUP ${p}${name}.${id}.built RESOURCE_LOCK kopt_build)
   add_test(NAME ${target}.bench
-           COMMAND ${run} bench ${state_args} --candidate ${id} --allow-failed --reuse
+           COMMAND ${run} bench ${state_args} --candidate ${id} --decide-failed --reuse
                    --identity-dir ${CMAKE_BINARY_DIR} ${prefix_args})
   set_tests_properties(${target}.bench PROPERTIES
     FIXTURES_SETUP ${p}${name}.${id}.measured

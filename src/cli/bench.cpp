@@ -38,6 +38,7 @@ struct BenchOptions {
   bool golden_only = false;
   bool build_only = false;
   bool allow_failed = false;
+  bool decide_failed = false;
   bool quiet = false;
 };
 
@@ -68,8 +69,13 @@ void add_bench_options(CLI::App &app, BenchOptions &options) {
                "with --build-dir: build the harnesses and stop (measure nothing)");
   app.add_flag("--reuse", options.reuse,
                "keep an existing measurement of the same sources (and BEST) newer than the binary");
-  app.add_flag("--allow-failed", options.allow_failed,
-               "exit 0 when the candidate's run failed (the measurement records why)");
+  auto *allow =
+      app.add_flag("--allow-failed", options.allow_failed,
+                   "exit 0 when the candidate's run failed (the measurement records why)");
+  app.add_flag("--decide-failed", options.decide_failed,
+               "when the candidate's run failed, also write its failed decision (decision.json, "
+               "for kopt record) before exiting 1: the candidate's .bench test")
+      ->excludes(allow);
   add_quiet_option(app, options.quiet);
 }
 
@@ -146,6 +152,28 @@ bool measured_since_built(const LoadedFamily &loaded, const std::string &id) {
   } catch (const Error &) {
     return false; // the bench that follows reads it again and says what is wrong
   }
+}
+
+// The exit code of a bench whose candidate (or BEST beside it) failed: 0 under --allow-failed;
+// else 1, after writing the failed run's decision under --decide-failed, so that the .bench test
+// fails and `kopt record` still records the attempt. `locked`: the caller holds the candidate's
+// results lock.
+int failed_exit(const LoadedFamily &loaded, const BenchOptions &options, const std::string &id,
+                const ledger::Best &best, bool locked, Context &context) {
+  if (options.allow_failed) {
+    return 0;
+  }
+  if (options.decide_failed && id != best.id) {
+    std::optional<util::FileLock> lock;
+    if (!locked) {
+      lock.emplace(loaded.layout.lock("results-" + id), &context.err);
+    }
+    decide::Decision d =
+        round::decide_candidate(loaded, id, best, round::keep_options(loaded.family));
+    context.err << "kopt bench: candidate " << id << ": " << decide::to_string(d.verdict)
+                << " (wrote " << loaded.layout.decision(id).string() << ")\n";
+  }
+  return 1;
 }
 
 // --identity-dir: returns true after recording a failed measurement of `id` when its build is
@@ -259,7 +287,7 @@ Handler setup_bench(CLI::App &app) {
     // The identity check needs no GPU: a refused candidate never waits for one.
     if (!options->golden_only && !options->best &&
         identity_refused(loaded, *options, id, baseline, context)) {
-      return options->allow_failed ? 0 : 1;
+      return failed_exit(loaded, *options, id, best, false, context);
     }
     if (options->reuse && options->build_dir.empty() && !options->golden_only &&
         stands_before_gate(loaded, id, best, context)) {
@@ -298,7 +326,7 @@ Handler setup_bench(CLI::App &app) {
       print_bench(loaded, id, best, golden, run, context.out);
     }
     bool ok = run.candidate.ok() && (!run.best || run.best->ok());
-    return ok || options->allow_failed ? 0 : 1;
+    return ok ? 0 : failed_exit(loaded, *options, id, best, true, context);
   };
 }
 

@@ -459,7 +459,7 @@ std::vector<OutsideKernel> merged_outside_regex(const std::vector<Measurement> &
 
 } // namespace
 
-Measurement merge_rounds(const std::vector<Measurement> &runs) {
+Measurement merge_rounds(const std::vector<Measurement> &runs, size_t planned) {
   if (runs.empty()) {
     throw Error("merge_rounds: no runs");
   }
@@ -467,7 +467,8 @@ Measurement merge_rounds(const std::vector<Measurement> &runs) {
   bool noted = false; // the first round whose profiler failed names the measurement's reason
   for (size_t k = 0; k < runs.size(); ++k) {
     const Measurement &run = runs[k];
-    std::string round = "round " + std::to_string(k + 1) + " of " + std::to_string(runs.size());
+    std::string round =
+        "round " + std::to_string(k + 1) + " of " + std::to_string(std::max(planned, runs.size()));
     if (!run.ok()) {
       m.status = "failed";
       m.reason = round + ": " + run.reason;
@@ -768,7 +769,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   slow_for_tests(best_starts ? best_runs : candidate_runs);
   auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
     if (!runs.empty()) {
-      return merge_rounds(runs);
+      return merge_rounds(runs, static_cast<size_t>(rounds));
     }
     Measurement m;
     m.family = family.name;
@@ -836,8 +837,11 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   util::ProcessResult result = runner.run(command);
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {
-    throw Error("cannot make the golden: baseline " + baseline_id + "'s harness " +
-                result.describe(family.timeout_s) +
+    // The harness's own last lines (its error) and the config it stopped in, as a failed
+    // measurement names them.
+    std::string why = result.ok() ? "harness wrote no golden at " + fresh.string()
+                                  : harness_failure(result, family.timeout_s);
+    throw Error("cannot make the golden: baseline " + baseline_id + "'s " + why +
                 " (log: " + (layout.golden().parent_path() / "golden.log").string() + ")");
   }
   std::string printed = harness_hash(result.out);
@@ -954,10 +958,11 @@ std::string why_measure_again(const spec::Family &family, const spec::Layout &la
 
 std::map<std::string, std::pair<int, double>> class_geomeans(const Measurement &m) {
   std::map<std::string, std::pair<int, double>> sums;
+  size_t rounds = m.sampled_rounds();
   for (const auto &c : m.configs) {
     auto &[n, log_sum] = sums[c.config_class];
     ++n;
-    log_sum += std::log(std::max(c.us, 1e-9));
+    log_sum += std::log(std::max(config_time_us(c, rounds), 1e-9));
   }
   for (auto &[name, entry] : sums) {
     entry.second = std::exp(entry.second / entry.first);

@@ -88,8 +88,10 @@ const ConfigResult *failed_check(const Measurement &m);
 
 /// Joins the runs of one candidate (one per round) into one measurement: samples per round, the
 /// keep metric the median of the rounds' medians, the worst error of the runs that compared
-/// (unknown when none did); the first failed run (or a hash that changed between runs) fails it.
-Measurement merge_rounds(const std::vector<Measurement> &runs);
+/// (unknown when none did); the first failed run (or a hash that changed between runs) fails it,
+/// named as "round k of n", n the rounds `planned` (runs.size() when more: a failed round ends
+/// the runs early).
+Measurement merge_rounds(const std::vector<Measurement> &runs, size_t planned = 0);
 
 /// What one `kopt bench` measured: the candidate and, side by side, BEST beside it.
 struct BenchRun {
@@ -116,7 +118,8 @@ std::string why_measure_again(const spec::Family &family, const spec::Layout &la
                               const std::string &best_id, const std::string &best_hash,
                               const RunSetup &setup);
 
-/// Per config class of `m`: the number of configs and the geomean of their keep metric (us).
+/// Per config class of `m`: the number of configs and the geomean of their config_time_us over
+/// m's sampled rounds: the keep test's "cand us" of the class (decide's ClassRow), one number.
 std::map<std::string, std::pair<int, double>> class_geomeans(const Measurement &m);
 
 /// Returns why the golden must be made again ("no golden yet", "configs.csv changed", "the

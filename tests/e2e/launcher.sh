@@ -43,7 +43,7 @@ echo "--- the keep and correctness tests: golden, bench and check, all launched"
 : >"$FAKE_SRUN_LOG"
 ctest --test-dir "$b" -R '^candidate_01\.(keep|correctness)$' --output-on-failure \
   >"$WORK/ctest.log" 2>&1 || { cat "$WORK/ctest.log"; fail "01's keep/correctness tests"; }
-for expected in "bench .* --golden-only$" "bench .* --candidate 01 --allow-failed --reuse --identity-dir [^ ]*$" \
+for expected in "bench .* --golden-only$" "bench .* --candidate 01 --decide-failed --reuse --identity-dir [^ ]*$" \
                 "check .* --candidate 01 --build-dir $b$"; do
   grep -Eq "^--gres=gpu:1 \| .*kopt $expected" "$FAKE_SRUN_LOG" ||
     { cat "$FAKE_SRUN_LOG"; fail "no launched call matching '$expected'"; }

@@ -494,13 +494,14 @@ TEST_CASE("a wrong checked run ends the measurement after its round, BEST's turn
   }
 }
 
-TEST_CASE("a served harness that dies fails its side, naming the round and the config") {
+TEST_CASE(
+    "a served harness that dies fails its side, naming the round of those planned and the config") {
   ServedRun t;
   t.runner.fail_round["01"] = 2;
   auto side = t.run();
   CHECK_FALSE(side.candidate.ok());
   INFO(side.candidate.reason);
-  CHECK(side.candidate.reason.find("round 2 of 2: harness killed by signal 11") == 0);
+  CHECK(side.candidate.reason.find("round 2 of 3: harness killed by signal 11") == 0);
   CHECK(side.candidate.reason.find("died on config 2/3 M=32,N=64,K=128") != std::string::npos);
   // The measurement stopped there: BEST ran no more rounds.
   CHECK(t.runner.events[t.runner.events.size() - 2] == "01 round 2");

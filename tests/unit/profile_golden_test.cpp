@@ -3,6 +3,7 @@
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 #include "temp_dir.hpp"
+#include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/process.hpp"
 
@@ -35,9 +36,41 @@ public:
   }
 };
 
+// A baseline harness that fails, saying why on its stderr.
+class FailingGolden : public kopt::util::ProcessRunner {
+public:
+  kopt::util::ProcessResult run(const kopt::util::Command &) override {
+    kopt::util::ProcessResult result;
+    result.exit_code = 1;
+    result.err = "harness: [1/3] M=16,N=64,K=64 started\n"
+                 "harness: configs.csv:2: column 'K': expected an integer, got 'x'\n";
+    return result;
+  }
+};
+
 } // namespace
 
 TEST_SUITE_BEGIN("profile::golden");
+
+TEST_CASE("a golden that cannot be made shows the harness's own error line") {
+  TempDir tmp;
+  fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
+  kopt::spec::Family family = kopt::spec::load_family(tmp.path() / "tiny" / "family.json");
+  kopt::spec::Layout layout(tmp.path() / "state");
+  tmp.write("state/bin/candidate_00", "a harness");
+  FailingGolden harness;
+  std::string message;
+  try {
+    kopt::profile::ensure_golden(family, layout, "00", "h00", harness);
+  } catch (const kopt::Error &e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("cannot make the golden: baseline 00's harness exited with 1") == 0);
+  CHECK(message.find("configs.csv:2: column 'K': expected an integer, got 'x'") !=
+        std::string::npos);
+  CHECK(message.find("(log: ") != std::string::npos);
+}
 
 TEST_CASE("the golden is keyed by the configs' content and the baseline's hash") {
   TempDir tmp;

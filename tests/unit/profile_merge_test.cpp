@@ -61,6 +61,15 @@ TEST_CASE("a binary that changed between rounds fails the measurement, naming th
                     "during the measurement)");
 }
 
+TEST_CASE("a round that failed is named among the rounds planned, not those run") {
+  Measurement crashed = run({1}, false);
+  crashed.status = "failed";
+  crashed.reason = "harness crashed (signal 11)";
+  Measurement m = merge_rounds({crashed}, 6);
+  CHECK_FALSE(m.ok());
+  CHECK(m.reason == "round 1 of 6: harness crashed (signal 11)");
+}
+
 TEST_CASE("the first round whose profiler failed names why the measurement is unprofiled") {
   using kopt::profile::Source;
   auto profiled = [](Measurement m) {
