@@ -52,6 +52,10 @@ Handler setup_round(CLI::App &app) {
       context.out << util::dump_json(result.json) << "\n";
     } else {
       const auto &j = result.json;
+      if (result.decision && !result.decision->classes.empty()) {
+        context.out << decide::format_table(*result.decision)
+                    << decide::format_traffic(*result.decision);
+      }
       context.out << "candidate " << j["candidate"].get<std::string>() << ": "
                   << j["verdict"].get<std::string>() << " (" << j["reason"].get<std::string>()
                   << ")\nnext: " << j["next"]["text"].get<std::string>() << "\n";

@@ -449,6 +449,7 @@ RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
       RoundResult result;
       result.json = answer(loaded, id, best, decision, recorded, measured, remeasured, options);
       result.ending = static_cast<Ending>(result.json["exit_code"].get<int>());
+      result.decision = decision;
       return result;
     } catch (const Error &) {
       std::optional<ledger::State> now = ledger::read_state(files);

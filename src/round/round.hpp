@@ -1,9 +1,12 @@
 #pragma once
 
+#include "decide/decide.hpp"
 #include "ledger/ledger.hpp"
 #include "util/process.hpp"
 
 #include <iosfwd>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,6 +35,9 @@ struct RoundOptions {
 struct RoundResult {
   nlohmann::ordered_json json;
   Ending ending = Ending::failed;
+  /// The keep test's decision, for the text answer's per-class table; absent when the round
+  /// decided nothing (a stopped ledger).
+  std::optional<decide::Decision> decision;
 };
 
 /// Runs one round of candidate `options.id`: build (with `--build-dir`), the identity check, a

@@ -109,6 +109,18 @@ PY
 grep -q "kopt round: building candidate_00, candidate_11" "$WORK/b2-11.log" ||
   { cat "$WORK/b2-11.log"; fail "round 11 did not build"; }
 
+echo "--- the text answer of a round: the per-class table, then the verdict and the next step"
+mkdir -p "$family_src/candidates/12"
+cp "$family_src/candidates/11/"*.hpp "$family_src/candidates/12/"
+echo "// 11 under another content hash" >>"$family_src/candidates/12/gemm_kernel.hpp"
+echo '{"id": "12", "base": "00", "hypothesis": "A/A of 11", "target": "global"}' \
+  >"$family_src/candidates/12/candidate.json"
+"$KOPT" round "${fam2[@]}" --id 12 >"$WORK/b2-12.txt" 2>"$WORK/b2-12.log" || true
+grep -Eq "^class +configs +best us +cand us +ratio +change" "$WORK/b2-12.txt" &&
+  grep -Eq "^overall +[0-9]+ " "$WORK/b2-12.txt" && grep -q "^candidate 12: " "$WORK/b2-12.txt" &&
+  grep -q "^next: " "$WORK/b2-12.txt" ||
+  { cat "$WORK/b2-12.txt" "$WORK/b2-12.log"; fail "round 12's text has no per-class table"; }
+
 echo "--- a candidate that does not compile: failed at the build step, its reason one line"
 { cat "$family_src/candidates/11/gemm_kernel.hpp"; echo "this is not C++;"; } >"$WORK/broken.hpp"
 (cd "$WORK" && cp "$family_src/candidates/11/gemm_kernel.hpp" a.hpp && cp broken.hpp b.hpp &&
