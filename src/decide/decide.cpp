@@ -111,12 +111,12 @@ ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
   for (size_t i = 0; i < pairs.size(); ++i) {
     double w = weights.empty() ? 1.0 : weights[i];
     for (size_t k = 0; k < rounds; ++k) {
-      double b = std::log(util::median(pairs[i].first->rounds[k]));
-      double c = std::log(util::median(pairs[i].second->rounds[k]));
-      per_round[k] += w * (c - b);
-      log_best += w * b / static_cast<double>(rounds);
-      log_candidate += w * c / static_cast<double>(rounds);
+      per_round[k] += w * (std::log(util::median(pairs[i].second->rounds[k])) -
+                           std::log(util::median(pairs[i].first->rounds[k])));
     }
+    // Each config's time is profile::config_time_us, as every view of a class geomean has it.
+    log_best += w * std::log(profile::config_time_us(*pairs[i].first, rounds));
+    log_candidate += w * std::log(profile::config_time_us(*pairs[i].second, rounds));
     n += w;
   }
   for (double &d : per_round) {

@@ -287,6 +287,17 @@ size_t Measurement::sampled_rounds() const {
   return rounds;
 }
 
+double config_time_us(const ConfigResult &c, size_t rounds) {
+  if (rounds < 2 || c.rounds.size() < rounds) {
+    return c.us;
+  }
+  double log_sum = 0;
+  for (size_t k = 0; k < rounds; ++k) {
+    log_sum += std::log(util::median(c.rounds[k]));
+  }
+  return std::exp(log_sum / static_cast<double>(rounds));
+}
+
 Measurement read_measurement(const std::filesystem::path &path) {
   return measurement_from_json(util::read_json(path), path.string());
 }

@@ -93,6 +93,10 @@ struct Measurement {
   size_t sampled_rounds() const;
 };
 
+/// A config's time (us) as the keep test compares it: over `rounds` side-by-side rounds, the
+/// geomean of each round's median; with fewer than 2 (or a config without them), its `us`.
+double config_time_us(const ConfigResult &c, size_t rounds);
+
 /// What a measurement (or a tune row) was taken with. One taken otherwise does not stand for a
 /// new one: other code, another device or driver, another timer or other run counts give other
 /// times.

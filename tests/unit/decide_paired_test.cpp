@@ -1,5 +1,6 @@
 #include "decide/decide.hpp"
 #include "decide/stats.hpp"
+#include "profile/bench.hpp"
 
 #include <doctest/doctest.h>
 
@@ -177,6 +178,23 @@ TEST_CASE("a paired overall row is judged by its interval: +1848% is worse, an A
   Decision aa = decide(best2, same, Request{});
   REQUIRE(aa.overall);
   CHECK(aa.overall->state == State::tie);
+}
+
+TEST_CASE("a class's geomean is one number: the bench summary's is decide's cand us") {
+  Simulator sim;
+  auto [best, candidate] = sim.run(-0.05);
+  Decision d = decide(best, candidate, Request{});
+  auto summary = kopt::profile::class_geomeans(candidate);
+  auto best_summary = kopt::profile::class_geomeans(best);
+  REQUIRE_FALSE(d.classes.empty());
+  for (const auto &row : d.classes) {
+    CAPTURE(row.config_class);
+    REQUIRE(summary.count(row.config_class));
+    CHECK(summary.at(row.config_class).second == doctest::Approx(row.candidate_us).epsilon(1e-12));
+    CHECK(best_summary.at(row.config_class).second == doctest::Approx(row.best_us).epsilon(1e-12));
+    // And the change printed beside them is their ratio.
+    CHECK(row.candidate_us / row.best_us - 1 == doctest::Approx(row.change).epsilon(1e-9));
+  }
 }
 
 // A quiet machine, so that a 0.6% change shows in every class's interval.
