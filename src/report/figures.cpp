@@ -142,9 +142,41 @@ std::string change_cell(double change, const std::optional<std::pair<double, dou
 
 // The history's table: one row per attempt shown, each class's change and the overall one as
 // text, so that a screenshot or a printout keeps every number the chart shows.
+// An ISO 8601 date as two lines that do not break: the day, then the time.
+std::string date_cell(const std::string &date) {
+  size_t t = date.find('T');
+  if (t == std::string::npos) {
+    return escape(date);
+  }
+  return "<span class=\"day\">" + escape(date.substr(0, t)) + "</span><br><small>" +
+         escape(date.substr(t + 1)) + "</small>";
+}
+
+// An event's row in the history table (a rebase, a land, a stop), across the columns after the
+// date: what happened, in the order recorded.
+std::string event_row(const Attempt &e, size_t columns) {
+  return "<tr class=\"event\" data-event=\"" + escape(e.kind) + "\"><td></td><td>" +
+         date_cell(e.date) + "</td><td colspan=\"" + std::to_string(columns - 2) + "\"><b>" +
+         escape(e.kind == "stop" ? "stopped: " + e.verdict : e.verdict) + "</b></td></tr>\n";
+}
+
+// The one line a failed or incorrect attempt's verdict cell carries under the verdict: the
+// reason's first line, cut at 160 characters (the whole reason is the cell's title).
+std::string reason_line(const Attempt &a) {
+  if (a.kind != "attempt" || !a.classes.empty() || a.reason.empty()) {
+    return "";
+  }
+  std::string line = a.reason.substr(0, a.reason.find('\n'));
+  if (line.size() > 160) {
+    line = line.substr(0, 157) + "...";
+  }
+  return "<div class=\"reason\" title=\"" + escape(a.reason) + "\">" + escape(line) + "</div>";
+}
+
 std::string history_table(const std::vector<const Attempt *> &shown,
                           const std::vector<std::string> &labels,
-                          const std::vector<std::string> &classes, double threshold) {
+                          const std::vector<std::string> &classes, double threshold,
+                          const std::vector<std::pair<size_t, const Attempt *>> &events) {
   std::string table = "<table class=\"attempts\"><tr><th>#</th><th>date</th><th>attempt</th>"
                       "<th>vs BEST</th><th>verdict</th>";
   for (const std::string &c : classes) {
@@ -160,14 +192,21 @@ std::string history_table(const std::vector<const Attempt *> &shown,
   table += traffic ? "<th>traffic: the application's kernel time</th>" : "";
   table += application ? "<th>application A/B (predicted)</th>" : "";
   table += "<th>hypothesis</th></tr>\n";
+  size_t columns = 7 + classes.size() + (traffic ? 1 : 0) + (application ? 1 : 0);
+  auto events_before = [&](size_t i) {
+    for (const auto &[at, e] : events) {
+      table += at == i ? event_row(*e, columns) : "";
+    }
+  };
   for (size_t i = 0; i < shown.size(); ++i) {
+    events_before(i);
     const Attempt &a = *shown[i];
     table += "<tr data-attempt=\"" + escape(labels[i]) + "\"><td>" + std::to_string(i + 1) +
-             "</td><td>" + escape(a.date) + "</td><td>" + escape(labels[i]) +
+             "</td><td>" + date_cell(a.date) + "</td><td>" + escape(labels[i]) +
              (a.hash.empty() ? "" : "<br><small>" + escape(a.hash.substr(0, 8)) + "</small>") +
              "</td><td>" + escape(a.best) +
              "</td><td style=\"color:" + verdict_colour(verdict_of(a)) + "\">" +
-             escape(verdict_of(a)) + "</td>";
+             escape(verdict_of(a)) + reason_line(a) + "</td>";
     for (const std::string &name : classes) {
       auto c = std::find_if(a.classes.begin(), a.classes.end(),
                             [&](const ClassChange &cc) { return cc.config_class == name; });
@@ -192,6 +231,7 @@ std::string history_table(const std::vector<const Attempt *> &shown,
     }
     table += "<td>" + escape(a.hypothesis) + "</td></tr>\n";
   }
+  events_before(shown.size());
   return table + "</table>\n";
 }
 
@@ -284,6 +324,26 @@ void history_lanes(Svg &svg, const std::vector<std::string> &lanes) {
   }
 }
 
+// Each event (a rebase, a land, a stop) as a dashed line between the attempts it came between,
+// labelled at the top by what happened (its whole line in the title); events at one place stack.
+void history_events(Svg &svg, const std::vector<std::pair<size_t, const Attempt *>> &events,
+                    double left, double band, double top, double bottom) {
+  std::map<size_t, int> stacked;
+  for (const auto &[at, e] : events) {
+    double x = left + band * static_cast<double>(at) + (at == 0 ? 2 : 0);
+    int k = stacked[at]++;
+    svg.line(x, top - 18, x, bottom, "#7a7a7a", "stroke-dasharray=\"6 3\" stroke-width=\"1.5\"");
+    std::string what = e->kind == "land"     ? "landed " + e->candidate
+                       : e->kind == "rebase" ? "rebased " + e->best
+                                             : "stopped";
+    // After the last attempt the line is the plot's right edge: its label goes to its left.
+    bool last = at > 0 && x >= kHistoryRight - 1;
+    svg.text(last ? x - 4 : x + 4, top - 6 + 13.0 * k, what, e->verdict,
+             std::string(last ? "text-anchor=\"end\" " : "") + "class=\"note\" data-event=\"" +
+                 escape(e->kind) + "\"");
+  }
+}
+
 } // namespace
 
 std::string change_state(double change, const std::optional<std::pair<double, double>> &interval,
@@ -302,8 +362,12 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
   std::vector<std::string> classes;
   std::vector<ClassChange> changes;
   std::vector<std::string> lanes; // verdicts of attempts that compared no class
+  // Rebases, lands and stops compared no times: each is a dashed line before the attempt that
+  // follows it, and a row of the table, not a column.
+  std::vector<std::pair<size_t, const Attempt *>> events;
   for (const Attempt &a : attempts) {
-    if (a.kind == "stop" || a.kind == "rebase") { // no times compared
+    if (a.is_event()) {
+      events.emplace_back(shown.size(), &a);
       continue;
     }
     shown.push_back(&a);
@@ -346,6 +410,7 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
       svg.line(x0, top, x0, bottom, "#ddd");
     }
   }
+  history_events(svg, events, left, band, top, bottom);
   svg.text((left + right) / 2, bottom + 55,
            "attempt, in the order recorded (candidate, its attempt number when repeated; verdict)",
            "class=\"axis\" text-anchor=\"middle\"");
@@ -362,7 +427,7 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
                       "): a class counts as better or worse when its interval lies outside it. "
                       "Attempts that compared no class (incorrect, failed) sit in the rows under "
                       "the plot, not on the 0% line.",
-                  marks, history_table(shown, labels, classes, threshold)),
+                  marks, history_table(shown, labels, classes, threshold, events)),
       marks};
 }
 

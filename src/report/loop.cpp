@@ -123,7 +123,9 @@ Attempt attempt_from_json(const nlohmann::json &j, int line) {
               : a.kind == "rebase"
                   ? "rebased BEST " + a.best + " (hash " + text_of(j, "from_hash").substr(0, 8) +
                         " -> " + a.hash.substr(0, 8) + "): " + text_of(j, "reason")
-                  : a.kind;
+              : a.kind == "land" ? "landed " + a.candidate + ": " + text_of(j, "reason")
+                                 : a.kind;
+  a.reason = text_of(j, "reason");
   a.overall_change = number_of(j, "overall_change");
   a.overall_interval = interval_of(j.value("overall_interval", nlohmann::json()));
   if (j.contains("traffic") && j["traffic"].is_object()) {
@@ -286,7 +288,7 @@ nlohmann::json to_json(const std::vector<Attempt> &attempts) {
 std::string format_attempts(const std::vector<Attempt> &attempts) {
   std::string text;
   for (const Attempt &a : attempts) {
-    if (a.kind == "stop" || a.kind == "rebase") {
+    if (a.is_event()) {
       text += a.date + "  " + (a.kind == "stop" ? "stopped: " : "") + a.verdict + "\n";
       continue;
     }

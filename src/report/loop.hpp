@@ -44,17 +44,18 @@ struct ClassChange {
   std::string state;                                 ///< better, worse, tie, pending
 };
 
-/// One line of attempts.jsonl: a baseline, an attempt or a stop.
+/// One line of attempts.jsonl: a baseline, an attempt, or an event (a rebase, a land, a stop).
 struct Attempt {
   int line = 0;
-  std::string kind; ///< "baseline", "attempt" or "stop"
+  std::string kind; ///< "baseline", "attempt", "rebase", "land" or "stop"
   std::string date;
   std::string candidate;
   std::string hash;
   std::string best; ///< BEST when the attempt was decided
   std::string target;
   std::string hypothesis;
-  std::string verdict; ///< "baseline" for the baseline, the stop reason for a stop
+  std::string verdict; ///< "baseline" for the baseline; an event's one line (what happened)
+  std::string reason;  ///< the verdict's reason (a failed attempt's: why it failed)
   std::optional<double> overall_change;
   std::optional<std::pair<double, double>> overall_interval;
   std::vector<ClassChange> classes;
@@ -66,6 +67,9 @@ struct Attempt {
   std::optional<double> predicted;  ///< the application's change the traffic rows predicted
   std::optional<double> geomean_us; ///< the baseline's
   std::string event;                ///< "", "abandoned", "stopped"
+
+  /// A rebase, a land or a stop: something that happened to the loop, no comparison of times.
+  bool is_event() const { return kind == "rebase" || kind == "land" || kind == "stop"; }
 };
 
 /// Reads attempts.jsonl in file order through ledger::read_attempts, which checks every line's

@@ -267,6 +267,12 @@ void Svg::text(double x, double y, std::string_view text, std::string_view extra
            escape(text) + "</text>\n";
 }
 
+void Svg::text(double x, double y, std::string_view text, std::string_view tip,
+               std::string_view extra) {
+  body_ += "<text x=\"" + num(x, 6) + "\" y=\"" + num(y, 6) + "\" " + std::string(extra) +
+           "><title>" + escape(tip) + "</title>" + escape(text) + "</text>\n";
+}
+
 void Svg::shape(std::string_view d, std::string_view fill, std::string_view tip,
                 std::string_view extra) {
   body_ += "<path class=\"mark\" d=\"" + std::string(d) + "\" fill=\"" + std::string(fill) + "\" " +

@@ -81,6 +81,9 @@ public:
   void line(double x1, double y1, double x2, double y2, std::string_view stroke,
             std::string_view extra = "");
   void text(double x, double y, std::string_view text, std::string_view extra = "");
+  /// A text with a tooltip (its <title>): the whole of what a short label stands for.
+  void text(double x, double y, std::string_view text, std::string_view tip,
+            std::string_view extra);
   /// A data mark: an SVG path (`d` in path syntax), for markers other than dots and boxes.
   void shape(std::string_view d, std::string_view fill, std::string_view tip,
              std::string_view extra = "");

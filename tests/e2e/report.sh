@@ -200,3 +200,79 @@ for figure in history best decision heatmap regions waterfall; do
   grep -q "data-figure=\"$figure\"" "$state/report.html" || fail "the target's page lacks $figure"
 done
 grep -q "data-cache=\"miss\"" "$state/report.html" || fail "the target's waterfall is not the compile run"
+
+echo "--- a failed attempt, a rebase and a land: events between the attempts, at 1280 px"
+# 05 aborts in its kernel: its bench fails (the .bench test's --decide-failed writes the failed
+# decision), and record keeps it as a failed attempt with its reason.
+mkdir -p "$family_src/candidates/05"
+echo '{"id": "05", "base": "01", "hypothesis": "aborts: a crash on purpose", "target": "global"}' \
+  >"$family_src/candidates/05/candidate.json"
+python3 - "$family_src/candidates/01/gemm_kernel.hpp" "$family_src/candidates/05/gemm_kernel.hpp" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+s = "#include <cstdlib>\n" + s
+s, n = re.subn(r"(void gemm_tiled\(const GemmArgs &g\) \{)", r"\1 std::abort();", s, count=1)
+assert n == 1, "no gemm_tiled in 01's kernel"
+open(sys.argv[2], "w").write(s)
+PY
+cmake -S "$family_src" -B "$b" >"$WORK/configure3.log" || { cat "$WORK/configure3.log"; fail "reconfigure for 05"; }
+cmake --build "$b" --target candidate_05 >"$WORK/build05.log" 2>&1 || { cat "$WORK/build05.log"; fail "build 05"; }
+"$KOPT" bench "${fam[@]}" --candidate 05 --decide-failed >"$WORK/bench05.log" 2>&1 &&
+  { cat "$WORK/bench05.log"; fail "05 aborted but its bench passed"; }
+"$KOPT" record "${fam[@]}" --candidate 05 >"$WORK/record05.log" 2>&1 || { cat "$WORK/record05.log"; fail "record 05"; }
+best=$("$KOPT" status "${fam[@]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["best"])')
+# family.json is in every candidate's content hash: a new compile budget changes BEST's.
+python3 - "$family_src/family.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["compile_budget_s"] = 120
+json.dump(spec, open(sys.argv[1], "w"), indent=2)
+PY
+"$KOPT" rebase "${fam[@]}" --reason "family.json: compile budget 120 s" >"$WORK/rebase.log" 2>&1 &&
+  grep -q "^rebased BEST $best" "$WORK/rebase.log" || { cat "$WORK/rebase.log"; fail "rebase"; }
+"$KOPT" land "${fam[@]}" >"$WORK/land.log" 2>&1 || { cat "$WORK/land.log"; fail "land $best"; }
+page=$WORK/events.html
+"$KOPT" report "${fam[@]}" --out "$page" >/dev/null || fail "kopt report after the land"
+python3 - "$page" "$best" <<'PY' || fail "the events in the history"
+import re, sys
+html, best = open(sys.argv[1]).read(), sys.argv[2]
+history = re.search(r'<figure id="history".*?</figure>', html, re.S).group(0)
+svg, table = history.split("</svg>", 1)
+# Events: a labelled line in the chart and a row in the table, never a column of their own.
+assert re.search(r'data-event="rebase"><title>rebased BEST %s [^<]*family.json: compile budget 120 s</title>rebased %s</text>' % (best, best), svg), "no rebase line"
+assert re.search(r'data-event="land"><title>landed %s: [^<]*</title>landed %s</text>' % (best, best), svg), "no land line"
+rows = re.findall(r'<tr (?:class="event" data-event="(\w+)"|data-attempt="([^"]+)")', table)
+order = [e or a for e, a in rows]
+assert order[-3:] == ["05", "rebase", "land"], order
+assert "01 (2)" not in order and all(a.startswith(("0", "rebase", "land")) for a in order), order
+# The failed row says why, in one line under its verdict.
+row = re.search(r'<tr data-attempt="05">.*?</tr>', table, re.S).group(0)
+assert re.search(r'failed<div class="reason" title="[^"]*">candidate 05 failed: round 1 of \d+: harness killed by signal 6', row), row
+PY
+cp "$page" "$WORK/events-check.html"
+cat >>"$WORK/events-check.html" <<'HTML'
+<script>
+addEventListener("load", () => {
+  const width = document.documentElement.clientWidth, over = [];
+  for (const el of document.querySelectorAll("figure, table, svg")) {
+    const r = el.getBoundingClientRect();
+    if (r.right > width + 0.5 || el.scrollWidth > el.clientWidth + 1) over.push(el.tagName + " " + Math.round(r.right));
+  }
+  document.body.setAttribute("data-overflow", JSON.stringify({page: document.documentElement.scrollWidth, width, over}));
+});
+</script>
+HTML
+page=$WORK/events-check.html browse --hide-scrollbars --window-size=1280,2400 --virtual-time-budget=3000 --dump-dom >"$WORK/events-dom.html" ||
+  { tail -20 "$WORK/chromium.log"; fail "chromium --dump-dom at 1280 px"; }
+python3 - "$WORK/events-dom.html" <<'PY' || fail "the page overflows at 1280 px"
+import html, json, re, sys
+m = re.search(r'data-overflow="([^"]*)"', open(sys.argv[1]).read())
+assert m, "the overflow check did not run"
+o = json.loads(html.unescape(m.group(1)))
+print("at 1280 px:", o)
+assert o["width"] == 1280 and o["page"] <= o["width"] and not o["over"], o
+PY
+page=$WORK/events.html browse --hide-scrollbars --window-size=1280,2400 --screenshot="$WORK/events.png" >/dev/null ||
+  fail "chromium --screenshot at 1280 px"
+if [ -n "${KOPT_REPORT_SHOT:-}" ]; then cp "$WORK/events.png" "${KOPT_REPORT_SHOT%.png}-1280.png"; fi
+echo "PASS"

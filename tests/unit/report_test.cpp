@@ -163,6 +163,44 @@ TEST_CASE("the history figure: ticks on both sides, failed and incorrect apart, 
   CHECK(html.find(">+100%</b> worse<br><small>[+90%, +110%]</small>") != std::string::npos);
 }
 
+TEST_CASE("rebases and lands are events between the attempts; a failed row says why") {
+  std::string loop =
+      std::string(kLoop) +
+      R"({"kind":"land","date":"d5","candidate":"07","best":"07","hash":"c1","removed":["08"],"rebased":[],"reason":"the family's files are 07's; removed 08"})"
+      "\n"
+      R"({"kind":"rebase","date":"d6","candidate":"07","best":"07","from_hash":"c1aaaaaa","hash":"c5bbbbbb","reason":"configs.csv: a row added"})"
+      "\n"
+      R"({"kind":"attempt","date":"d7","candidate":"09","hash":"c6","best":"07","best_hash":"c5","proposal":"","target":"global","hypothesis":"h","verdict":"failed","reason":"round 1 of 6: harness killed by signal 11 (Segmentation fault)\nits log: x","consecutive_regressions":0,"overall_change":null,"overall_interval":null,"classes":[],"event":""})"
+      "\n";
+  TempDir tmp;
+  auto figure = report::history_figure(report::read_attempts(tmp.write("a.jsonl", loop)), 0.01);
+  REQUIRE(figure);
+  const std::string &html = figure->html;
+  // No column for the land or the rebase: 07's attempts stay numbered 1 to 3, 09 follows.
+  CHECK(html.find(">07 (4)</text>") == std::string::npos);
+  CHECK(html.find("<tr data-attempt=\"09\">") != std::string::npos);
+  CHECK(figure->marks == 8);
+  // Each event is a labelled line in the chart and a row of the table, in the order recorded.
+  CHECK(html.find("data-event=\"land\"><title>landed 07: the family&#39;s files are 07&#39;s; "
+                  "removed 08</title>landed 07</text>") != std::string::npos);
+  CHECK(html.find("data-event=\"rebase\"><title>rebased BEST 07 (hash c1aaaaaa -&gt; c5bbbbbb): "
+                  "configs.csv: a row added</title>rebased 07</text>") != std::string::npos);
+  size_t last_07 = html.find("<tr data-attempt=\"07 (3)\">");
+  size_t land = html.find("<tr class=\"event\" data-event=\"land\">");
+  size_t rebase = html.find("<tr class=\"event\" data-event=\"rebase\">");
+  size_t row_09 = html.find("<tr data-attempt=\"09\">");
+  REQUIRE(land != std::string::npos);
+  CHECK(last_07 < land);
+  CHECK(land < rebase);
+  CHECK(rebase < row_09);
+  CHECK(html.find("colspan=\"7\"><b>landed 07: the family&#39;s files are 07&#39;s; removed "
+                  "08</b>") != std::string::npos);
+  // The failed row's verdict cell carries its reason's first line.
+  CHECK(html.find("failed<div class=\"reason\" title=\"round 1 of 6: harness killed by signal 11 "
+                  "(Segmentation fault)\nits log: x\">round 1 of 6: harness killed by signal 11 "
+                  "(Segmentation fault)</div>") != std::string::npos);
+}
+
 TEST_CASE(
     "change axes: round percent steps, log beyond 0.5x..2.5x, a tick on each side with data") {
   auto labels = [](const report::ChangeAxis &axis) {
