@@ -9,8 +9,8 @@
 # 3. each candidate's harness --correctness against the golden (the errors per config);
 # 4. kopt round 00 (the baseline, recorded as BEST), each other candidate in id order, then 90,
 #    which must be incorrect naming every mtp > 1 config and no mtp = 1 one.
-# Results go to $OUT/paged/ (summary.txt, the rounds' answers) and $OUT/paged.tgz (the state
-# folder without the golden, the logs); bench/summary.py prints the table.
+# Results: $OUT/summary.txt (bench/summary.py's table), $OUT/machine.txt and $OUT/paged.tgz (the
+# state folder without the golden; the rounds' answers and logs, under paged/ while it runs).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 family=cuda_paged_decode
@@ -62,5 +62,7 @@ for id in 00 $(echo "$ids" | grep -v '^00$'); do
 done
 "$kopt" status >"$out/status.txt" 2>&1
 python3 "$root/examples/$family/bench/summary.py" "$work/src/configs.csv" "$out" "$state" | tee "$out/summary.txt"
+# One archive (the device returns few files): the state folder without the golden, and $out.
 tar czf "$out/../paged.tgz" --exclude=golden.bin -C "$b/kopt" "$family" -C "$out" . 2>/dev/null
+cp "$out/summary.txt" "$out/machine.txt" "$out/.." && rm -rf "$out"
 ls -la "$out/.."
