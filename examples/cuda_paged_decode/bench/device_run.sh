@@ -20,7 +20,7 @@ prefix=${KOPT_PREFIX:-$root/.device/kopt}
 export PATH=$PATH:/usr/local/cuda/bin
 mkdir -p "$out"
 { date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv
-  nvcc --version | tail -1; nproc; git -C "$root" log -1 --format='%H %s' 2>/dev/null; } >"$out/machine.txt" 2>&1
+  nvcc --version | tail -1; nproc; echo "tree: ${KOPT_TREE_COMMIT:-$(git -C "$root" log -1 --format=%H 2>/dev/null)}"; } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 if [ ! -x "$prefix/bin/kopt" ]; then
   s=$SECONDS
