@@ -8,7 +8,8 @@
 #    built (nvcc, sm_90a);
 # 3. each candidate's harness --correctness against the golden (the errors per config);
 # 4. kopt round 00 (the baseline, recorded as BEST), each other candidate in id order, then 90,
-#    which must be incorrect naming every mtp > 1 config and no mtp = 1 one.
+#    which must be incorrect naming every mtp > 1 config and no mtp = 1 one;
+# 5. with KOPT_PAGED_AA=N, N A/As of BEST (candidates 91..), each a round against it.
 # Results: $OUT/summary.txt (bench/summary.py's table), $OUT/machine.txt and $OUT/paged.tgz (the
 # state folder without the golden; the rounds' answers and logs, under paged/ while it runs).
 set -uo pipefail
@@ -60,9 +61,23 @@ for id in 00 $(echo "$ids" | grep -v '^00$'); do
   echo "round $id: rc $rc ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict"))' "$out/round_$id.json" 2>/dev/null)) in $((SECONDS - s)) s"
   [ $rc -le 5 ] || tail -20 "$out/round_$id.log"
 done
+# KOPT_PAGED_AA=N: N A/As of BEST, candidates 91.. (BEST's kernel header plus one comment line:
+# the same machine code, another content hash), each a round against BEST.
+best=$("$kopt" status 2>/dev/null | sed -n 's/^BEST: \([0-9]*\).*/\1/p')
+for n in $(seq 1 "${KOPT_PAGED_AA:-0}"); do
+  id=9$n
+  dir=$work/src/candidates/$id
+  from=$work/src/candidates/$best/paged_kernel.cuh
+  [ -f "$from" ] || from=$work/src/paged_kernel.cuh
+  mkdir -p "$dir" && { cat "$from"; echo "// A/A $n: this comment changes the content hash, not the code"; } >"$dir/paged_kernel.cuh"
+  echo '{"id": "'"$id"'", "base": "'"$best"'", "hypothesis": "A/A of '"$best"'", "target": "global"}' >"$dir/candidate.json"
+  s=$SECONDS
+  "$kopt" round --id "$id" --json >"$out/round_$id.json" 2>"$out/round_$id.log"
+  echo "A/A $id of $best: rc $? ($(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("verdict"), " | ".join("%s %+.1f%% [%+.1f, %+.1f]" % (c["class"], 100 * c["change"], 100 * (c["low"] or 0), 100 * (c["high"] or 0)) for c in d.get("classes") or []))' "$out/round_$id.json" 2>/dev/null)) in $((SECONDS - s)) s"
+done
 "$kopt" status >"$out/status.txt" 2>&1
 python3 "$root/examples/$family/bench/summary.py" "$work/src/configs.csv" "$out" "$state" | tee "$out/summary.txt"
 # One archive (the device returns few files): the state folder without the golden, and $out.
 tar czf "$out/../paged.tgz" --exclude=golden.bin -C "$b/kopt" "$family" -C "$out" . 2>/dev/null
 cp "$out/summary.txt" "$out/machine.txt" "$out/.." && rm -rf "$out"
-ls -la "$out/.."
+ls -la "$(dirname "$out")"
