@@ -1,5 +1,6 @@
 # The NVIDIA path's build, end to end with the real nvcc (sm_90a), cmake and ninja: every
-# candidate of the CUDA calibration family and the blockscale GEMM's baseline (17, landed) compile and link
+# candidate of the CUDA calibration family and of the paged decode family (with its wrong
+# fixture), and the blockscale GEMM's baseline (17, landed) compile and link
 # through kopt's generated targets, each harness carries sm_90a code, and runs its host side. The
 # cheat candidates of tests/fixtures/cheats/cuda_spin compile too, so they are ready for a GPU.
 # Nothing runs on a GPU here; the device runs are in docs/PERFORMANCE.md.
@@ -31,6 +32,24 @@ spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 
 # shellcheck disable=SC2086 # one target per candidate
 build_family cuda_spin $spin_candidates
 build_family cuda_gemm_a8w8_blockscale candidate_17
+
+# The paged decode attention family: the baseline built whole, and one instance TU of every other
+# candidate and of the wrong fixture (causal_off_by_one, candidate 90 of a copy), so each is ready
+# for the GPU run that measures it or must call it incorrect; whole builds of all five would cost
+# this test about 100 s on two shared cores.
+cp -r "$KOPT_SOURCE_DIR/examples/cuda_paged_decode" "$WORK/pd_src"
+wrong=$KOPT_SOURCE_DIR/tests/fixtures/wrong/cuda_paged_decode/causal_off_by_one
+mkdir "$WORK/pd_src/candidates/90" || fail "cuda_paged_decode has a candidate 90 already"
+cp "$wrong/candidate.json" "$wrong/paged_kernel.cuh" "$WORK/pd_src/candidates/90/"
+start=$SECONDS
+FAMILY_DIR=$WORK/pd_src BUILD_DIR=$WORK/pd build_family cuda_paged_decode candidate_00
+for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v '^00$'); do
+  object=CMakeFiles/candidate_$id.dir/kopt/cuda_paged_decode/gen/$id/instances/paged_w4.cpp.o
+  cmake --build "$WORK/pd" --target "$object" >"$WORK/pd.$id.log" 2>&1 ||
+    { tail -30 "$WORK/pd.$id.log"; fail "compiling cuda_paged_decode candidate $id's instance"; }
+  grep -aq -- "-arch sm_90a" "$WORK/pd/$object" || fail "candidate $id's instance carries no sm_90a code"
+done
+echo "cuda_paged_decode: 00 built, the others' instances compiled, in $((SECONDS - start)) s"
 
 # The cheats, as candidates of a copy of cuda_spin: each folder's files but expect.txt.
 cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_spin
