@@ -400,8 +400,19 @@ util::ProcessResult build_targets(const std::string &build_dir,
 RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
   // Rounds share the family's lock; `kopt land`, which rewrites the family's files and
   // candidate folders, holds it alone: a round builds and measures files that stay as they are.
-  util::FileLock family(spec::Layout(options.state_dir, options.ledger).lock("family"), &progress,
-                        util::FileLock::Mode::shared, "kopt round of candidate " + options.id);
+  // A landing a kill or a full disk stopped half way is completed first, alone; one that a
+  // land killed while this waited for the lock left is completed before the round reads.
+  spec::Layout layout(options.state_dir, options.ledger);
+  std::optional<util::FileLock> family;
+  for (;;) {
+    complete_land(spec::load_family(options.spec), layout, progress);
+    family.emplace(layout.lock("family"), &progress, util::FileLock::Mode::shared,
+                   "kopt round of candidate " + options.id);
+    if (!candidate::land_pending(layout)) {
+      break;
+    }
+    family.reset();
+  }
   for (int remeasured = 0;; ++remeasured) {
     LoadedFamily loaded = load(options.spec, options.state_dir, options.ledger);
     const std::string &id = loaded.candidates.get(options.id).id();
