@@ -7,6 +7,7 @@
 #include "util/interrupt.hpp"
 #include "util/json_file.hpp"
 
+#include <algorithm>
 #include <optional>
 
 namespace kopt::candidate {
@@ -62,12 +63,18 @@ nlohmann::json files_json(const std::map<std::string, std::string> &files) {
   return j;
 }
 
+// The files of a journal's field: each a relative path that stays inside its folder.
 std::map<std::string, std::string> files_from(const nlohmann::json &j, const std::string &where) {
   if (!j.is_object()) {
     throw Error(where + ": expected an object of base64 texts");
   }
   std::map<std::string, std::string> files;
   for (const auto &[rel, text] : j.items()) {
+    fs::path path(rel);
+    if (rel.empty() || !path.is_relative() ||
+        std::any_of(path.begin(), path.end(), [](const fs::path &p) { return p == ".."; })) {
+      throw Error(where + ": '" + rel + "' is no relative path inside the folder");
+    }
     if (!text.is_string()) {
       throw Error(where + "." + rel + ": expected a base64 text");
     }
@@ -203,7 +210,10 @@ void apply_tree(const spec::Family &family, const LandJournal &journal) {
   for (const auto &[id, files] : journal.folders) {
     write_folder_whole(family.candidates_dir / id, files);
   }
-  write_files(family.dir, journal.files);
+  for (const auto &[rel, bytes] : journal.files) {
+    fs::create_directories((family.dir / rel).parent_path());
+    util::write_file_atomic(family.dir / rel, bytes);
+  }
   for (const std::string &gone : journal.removed) {
     util::remove_tree(family.candidates_dir / gone);
   }

@@ -3,7 +3,7 @@
 # lands, 00 and 01 (settled) go, 03 (unrecorded) is rebased onto 02's files. Each write step
 # (util/atomic_file's write, append and remove, counted with KOPT_FAULT_INJECT=count) is made to
 # fail with ENOSPC, to be cut half way by a kill, or to be followed by a kill. Then the next kopt
-# command on the family (status, log or land, in turn) completes the landing from its journal or
+# command on the family (status, log, land or record, in turn; then a round) completes the landing from its journal or
 # rolls it back, and says so; after it the family's tree, its git HEAD and the ledger are either
 # all as before the landing or all as a landing without faults leaves them (its land line and its
 # commit), never a mix; no temp file, staging folder, journal or git lock is left, and none is
@@ -11,6 +11,9 @@
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need python3
 need git
+# A kill leaves kopt's temp folders (the removed candidates' diffs) behind: they go with $WORK.
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
 
 host_ledger_fixtures
 ledger=$state/ledger
@@ -103,9 +106,11 @@ echo "land --commit has $steps write steps:"
 sed 's/^/  /' "$WORK/count.log"
 
 points=0 completed=0 rolled_back=0
-commands=(status log land)
+commands=(status log land record)
+faults=(fail torn kill)
 for ((step = 1; step <= steps; step++)); do
-  for fault in fail torn kill; do
+  for f in 0 1 2; do
+    fault=${faults[f]}
     restore
     where="step $step: $fault"
     rc=0
@@ -124,9 +129,11 @@ for ((step = 1; step <= steps; step++)); do
         { cat "$WORK/faulty.log"; fail "$where: the error does not say the journal keeps it"; }
     fi
     # The next command on the family, whichever it is, completes or rolls back first.
-    command=${commands[(points + step) % 3]}
+    command=${commands[(step + f) % 4]}
     args=()
     [ "$command" = land ] && args=(--commit)
+    # 01's decision is against 00, no longer BEST: refused, after the repair.
+    [ "$command" = record ] && args=(--candidate 01)
     rc=0
     "$KOPT" "$command" "${kopt_family[@]}" "${args[@]}" >"$WORK/next.log" 2>&1 || rc=$?
     case $journal in
@@ -137,7 +144,8 @@ for ((step = 1; step <= steps; step++)); do
       { cat "$WORK/next.log"; fail "$where: $command did not say it rolled the land back"; }
       rolled_back=$((rolled_back + 1)) ;;
     esac
-    [ $rc -eq 0 ] || { [ "$command" = land ] && grep -q "nothing to land" "$WORK/next.log"; } ||
+    [ $rc -eq 0 ] || [ "$command" = record ] ||
+      { [ "$command" = land ] && grep -q "nothing to land" "$WORK/next.log"; } ||
       { cat "$WORK/next.log"; fail "$where: kopt $command after the fault exited $rc"; }
     no_strays "$where, after kopt $command"
     got=$(outcome "$where, after kopt $command")
@@ -155,6 +163,18 @@ for ((step = 1; step <= steps; step++)); do
 done
 [ $completed -gt 0 ] && [ $rolled_back -gt 0 ] || fail "no landing was completed or none rolled back"
 echo "ok: $points injection points; $completed landings completed and $rolled_back rolled back by the next command; never a mix"
+
+echo "--- kopt round completes an interrupted land before it reads the family"
+restore
+rc=0
+KOPT_FAULT_INJECT=$((steps / 2)):kill "$KOPT" land "${kopt_family[@]}" --commit >/dev/null 2>&1 || rc=$?
+[ $rc -eq 137 ] && [ -e "$state/land.journal" ] || fail "the kill half way through the landing"
+rc=0
+"$KOPT" round "${kopt_family[@]}" --id 03 --build-dir "$WORK/no-build" >"$WORK/round.log" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q "^kopt: completed the interrupted land of candidate 02" "$WORK/round.log" ||
+  { cat "$WORK/round.log"; fail "round after the kill exited $rc without completing the land"; }
+no_strays "after kopt round"
+[ "$(outcome "after kopt round")" = landed ] || fail "after kopt round: not landed"
 
 echo "--- a git lock a kill left: the completion stops naming it and the journal, then completes"
 restore

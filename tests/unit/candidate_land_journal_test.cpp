@@ -116,6 +116,12 @@ TEST_CASE("a journal that names a folder outside the candidates, or bytes not ba
   j["files"] = {{"a.hpp", "not*base64"}};
   CHECK_THROWS_WITH_AS(kopt::candidate::land_journal_from_json(j, "land.journal"),
                        "land.journal: files.a.hpp: not base64 (a '*')", kopt::Error);
+  j = to_json(journal);
+  j["folders"] = {{"01", {{"../../outside.hpp", ""}}}};
+  CHECK_THROWS_WITH_AS(kopt::candidate::land_journal_from_json(j, "land.journal"),
+                       "land.journal: folders.01: '../../outside.hpp' is no relative path inside "
+                       "the folder",
+                       kopt::Error);
   j.erase("commit_message");
   CHECK_THROWS_AS(kopt::candidate::land_journal_from_json(j, "land.journal"), kopt::Error);
 }
