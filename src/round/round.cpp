@@ -414,10 +414,34 @@ std::unique_ptr<util::FileLock> lock_family(const RoundOptions &options, std::os
   }
 }
 
+// A build that failed is the candidate's failure only while BEST's own target still builds;
+// when it fails too, the build folder is broken (a land it predates, a configure gone wrong): a
+// tool error naming the land when one came last, never the candidate's failure.
+void check_build_folder(const std::string &id, const ledger::Best &best,
+                        const RoundOptions &options, const Measured &measured,
+                        const std::string &land, std::ostream &progress) {
+  if (measured.failed_step != "build" || best.id == id) {
+    return;
+  }
+  std::string target = options.prefix + "candidate_" + best.id;
+  if (build_targets(options.build_dir, {target}, &progress).ok()) {
+    return;
+  }
+  std::string what = measured.reason + "; BEST " + best.id + "'s own target " + target +
+                     " fails to build too: the build folder is broken, not candidate " + id +
+                     "'s code";
+  if (!land.empty()) {
+    after_land(land, options.build_dir, what);
+  }
+  throw Error(what + ": configure and build " + options.build_dir +
+              " again, then run the round again; nothing recorded");
+}
+
 // Measures `id` beside `best` (unless its content was recorded already) and decides it, holding
 // its results lock. Right after a land, an error of either step (a harness that prints another
 // content's hash: a binary older than the landed files) or an identity failure is named as the
-// land's (after_land), never recorded as the candidate's failure.
+// land's (after_land), and a build that fails for BEST's target too is a broken build folder:
+// none is recorded as the candidate's failure.
 decide::Decision measure_and_decide(const LoadedFamily &loaded, const std::string &id,
                                     const ledger::Best &best, const RoundOptions &options,
                                     std::ostream &progress, Measured &measured) {
@@ -440,6 +464,7 @@ decide::Decision measure_and_decide(const LoadedFamily &loaded, const std::strin
     if (measured.failed_step == "identity" && !land.empty()) {
       after_land(land, options.build_dir, measured.reason);
     }
+    check_build_folder(id, best, options, measured, land, progress);
     if (!measured.failed_step.empty()) {
       write_failed(loaded, id, measured.reason);
     }
