@@ -302,10 +302,11 @@ std::vector<std::string> complete_land(const spec::Family &family, const spec::L
     throw Error(std::string(e.what()) + "; while completing the " + what_landed(journal) +
                 " kept in " + path.string() + ": fix the cause and run kopt again");
   }
-  std::string left = temps + staging == 0 ? ""
-                                          : " (" + std::to_string(temps + staging) +
-                                                " temp files and staging folders of its writes "
-                                                "removed)";
+  int swept = temps + staging;
+  std::string left = swept == 0   ? ""
+                     : swept == 1 ? " (a temp file or staging folder of its writes removed)"
+                                  : " (" + std::to_string(swept) +
+                                        " temp files and staging folders of its writes removed)";
   return {"completed the interrupted " + what_landed(journal) + " from " + path.string() + left +
           ": the family's files, candidate folders" +
           (journal.ledger_line.is_null() ? "" : ", ledger line") +
