@@ -7,7 +7,9 @@
 # rolls it back, and says so; after it the family's tree, its git HEAD and the ledger are either
 # all as before the landing or all as a landing without faults leaves them (its land line and its
 # commit), never a mix; no temp file, staging folder, journal or git lock is left, and none is
-# committed. A landing rolled back lands and commits when run again.
+# committed. A landing rolled back lands and commits when run again. Then: a round completes a
+# journal too; kopt killed while git commits the landing (from git's hook) is completed, commit
+# included; a git index.lock a kill left is named, and once it is gone the landing completes.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need python3
 need git
@@ -175,6 +177,27 @@ rc=0
   { cat "$WORK/round.log"; fail "round after the kill exited $rc without completing the land"; }
 no_strays "after kopt round"
 [ "$(outcome "after kopt round")" = landed ] || fail "after kopt round: not landed"
+
+echo "--- kill -9 of kopt land while git commits the landing (from git's pre-commit hook)"
+restore
+cat >"$repo/.git/hooks/pre-commit" <<HOOK
+#!/bin/sh
+[ -e "$WORK/killed-once" ] && exit 0
+touch "$WORK/killed-once"
+kill -9 \$(ps -o ppid= -p \$PPID)
+exit 1
+HOOK
+chmod +x "$repo/.git/hooks/pre-commit"
+rc=0
+"$KOPT" land "${kopt_family[@]}" --commit >"$WORK/hook.log" 2>&1 || rc=$?
+[ $rc -eq 137 ] && [ -e "$state/land.journal" ] || { cat "$WORK/hook.log"; fail "the kill in git's hook: exit $rc"; }
+[ "$(git -C "$repo" log -1 --format=%s)" = "host family" ] || fail "the killed landing committed"
+"$KOPT" log "${kopt_family[@]}" >"$WORK/hook-next.log" 2>&1 || { cat "$WORK/hook-next.log"; fail "log"; }
+grep -q "^kopt: completed the interrupted land of candidate 02 .* (committed [0-9a-f]*)$" "$WORK/hook-next.log" ||
+  { cat "$WORK/hook-next.log"; fail "log did not say it completed and committed the land"; }
+rm "$repo/.git/hooks/pre-commit"
+no_strays "after the kill in git's hook"
+[ "$(outcome "after the kill in git's hook")" = landed ] || fail "after the kill in git's hook: not landed"
 
 echo "--- a git lock a kill left: the completion stops naming it and the journal, then completes"
 restore
