@@ -240,12 +240,14 @@ std::string run_land(const spec::Family &family, const spec::Layout &layout,
   fs::path path = land_journal_path(layout);
   fs::create_directories(path.parent_path());
   util::write_json_atomic(path, to_json(journal));
+  std::string kept = "; the " + what_landed(journal) + " is kept in " + path.string() +
+                     ": the next kopt command on this family completes it";
   try {
     return finish(family, path, journal, record_line, runner);
+  } catch (const util::Interrupted &e) {
+    throw util::Interrupted(e.signal(), e.what() + kept); // still an interruption, not an error
   } catch (const std::exception &e) {
-    throw Error(std::string(e.what()) + "; the " + what_landed(journal) + " is kept in " +
-                path.string() +
-                ": the next kopt command on this family completes it (once the cause is fixed)");
+    throw Error(e.what() + kept + " (once the cause is fixed)");
   }
 }
 
@@ -298,6 +300,8 @@ std::vector<std::string> complete_land(const spec::Family &family, const spec::L
   std::string commit;
   try {
     commit = finish(family, path, journal, record_line, runner);
+  } catch (const util::Interrupted &) {
+    throw;
   } catch (const std::exception &e) {
     throw Error(std::string(e.what()) + "; while completing the " + what_landed(journal) +
                 " kept in " + path.string() + ": fix the cause and run kopt again");
