@@ -3,13 +3,14 @@
 # lands, 00 and 01 (settled) go, 03 (unrecorded) is rebased onto 02's files. Each write step
 # (util/atomic_file's write, append and remove, counted with KOPT_FAULT_INJECT=count) is made to
 # fail with ENOSPC, to be cut half way by a kill, or to be followed by a kill. Then the next kopt
-# command on the family (status, log, land or record, in turn; then a round) completes the landing from its journal or
-# rolls it back, and says so; after it the family's tree, its git HEAD and the ledger are either
-# all as before the landing or all as a landing without faults leaves them (its land line and its
-# commit), never a mix; no temp file, staging folder, journal or git lock is left, and none is
-# committed. A landing rolled back lands and commits when run again. Then: a round completes a
-# journal too; kopt killed while git commits the landing (from git's hook) is completed, commit
-# included; a git index.lock a kill left is named, and once it is gone the landing completes.
+# command on the family (status, log, land or record, in turn) completes the landing from its
+# journal or rolls it back, and says so; after it the family's tree, its git HEAD and the ledger
+# are either all as before the landing or all as a landing without faults leaves them (its land
+# line and its commit), never a mix; no temp file, staging folder, journal or git lock is left,
+# and none is committed. A landing rolled back lands and commits when run again. Then: a round
+# completes a journal too; kopt killed while git commits the landing (from git's hook) is
+# completed, commit included; a git index.lock a kill left is named, and once it is gone the
+# landing completes.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need python3
 need git
