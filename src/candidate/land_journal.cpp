@@ -125,7 +125,14 @@ std::string finish(const spec::Family &family, const fs::path &path, const LandJ
   }
   std::string commit;
   if (!journal.commit_message.empty()) {
-    commit = commit_paths(family, journal_paths(family, journal), journal.commit_message, runner);
+    try {
+      commit = commit_paths(family, journal_paths(family, journal), journal.commit_message, runner);
+    } catch (const Error &e) {
+      // A hook that refuses every commit would hold the journal for good: say what is left.
+      throw Error(std::string(e.what()) + " (the landing is written and recorded, only its " +
+                  "commit is left: commit it yourself and remove " + path.string() +
+                  ", or fix the cause)");
+    }
   }
   util::remove_file(path);
   return commit;

@@ -209,6 +209,7 @@ touch "$repo/.git/index.lock"
 rc=0
 "$KOPT" status "${kopt_family[@]}" >"$WORK/locked.log" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -qF "$repo/.git/index.lock" "$WORK/locked.log" &&
+  grep -qF "the landing is written and recorded, only its commit is left" "$WORK/locked.log" &&
   grep -qF "while completing the land of candidate 02 kept in $state/land.journal" "$WORK/locked.log" ||
   { cat "$WORK/locked.log"; fail "status with git's index locked exited $rc"; }
 rm "$repo/.git/index.lock"
