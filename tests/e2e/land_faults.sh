@@ -3,13 +3,13 @@
 # lands, 00 and 01 (settled) go, 03 (unrecorded) is rebased onto 02's files. Each write step
 # (util/atomic_file's write, append and remove, counted with KOPT_FAULT_INJECT=count) is made to
 # fail with ENOSPC, to be cut half way by a kill, or to be followed by a kill. Then the next kopt
-# command on the family (status, log, land or record, in turn) completes the landing from its
-# journal or rolls it back, and says so; after it the family's tree, its git HEAD and the ledger
-# are either all as before the landing or all as a landing without faults leaves them (its land
-# line and its commit), never a mix; no temp file, staging folder, journal or git lock is left,
-# and none is committed. A landing rolled back lands and commits when run again. Then: a round
-# completes a journal too; kopt killed while git commits the landing (from git's hook) is
-# completed, commit included; a git index.lock a kill left is named, and once it is gone the
+# command on the family (status, log, land, record or report, in turn) completes the landing
+# from its journal or rolls it back, and says so; after it the family's tree, its git HEAD and
+# the ledger are either all as before the landing or all as a landing without faults leaves them
+# (its land line and its commit), never a mix; no temp file, staging folder, journal or git lock
+# is left, and none is committed. A landing rolled back lands and commits when run again. Then:
+# a round completes a journal too; kopt killed while git commits the landing (from git's hook)
+# is completed, commit included; a git index.lock a kill left is named, and once it is gone the
 # landing completes.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need python3
@@ -109,7 +109,7 @@ echo "land --commit has $steps write steps:"
 sed 's/^/  /' "$WORK/count.log"
 
 points=0 completed=0 rolled_back=0
-commands=(status log land record)
+commands=(status log land record report)
 faults=(fail torn kill)
 for ((step = 1; step <= steps; step++)); do
   for f in 0 1 2; do
@@ -132,7 +132,7 @@ for ((step = 1; step <= steps; step++)); do
         { cat "$WORK/faulty.log"; fail "$where: the error does not say the journal keeps it"; }
     fi
     # The next command on the family, whichever it is, completes or rolls back first.
-    command=${commands[(step + f) % 4]}
+    command=${commands[(step + f) % 5]}
     args=()
     [ "$command" = land ] && args=(--commit)
     # 01's decision is against 00, no longer BEST: refused, after the repair.
@@ -141,7 +141,8 @@ for ((step = 1; step <= steps; step++)); do
     "$KOPT" "$command" "${kopt_family[@]}" "${args[@]}" >"$WORK/next.log" 2>&1 || rc=$?
     case $journal in
     whole) grep -q "^kopt: completed the interrupted land of candidate 02 from $state/land.journal" \
-      "$WORK/next.log" || { cat "$WORK/next.log"; fail "$where: $command did not say it completed the land"; }
+      "$WORK/next.log" ||
+      { cat "$WORK/next.log"; fail "$where: $command did not say it completed the land"; }
       completed=$((completed + 1)) ;;
     temp) grep -q "^kopt: rolled back an interrupted land" "$WORK/next.log" ||
       { cat "$WORK/next.log"; fail "$where: $command did not say it rolled the land back"; }
@@ -165,7 +166,8 @@ for ((step = 1; step <= steps; step++)); do
   done
 done
 [ $completed -gt 0 ] && [ $rolled_back -gt 0 ] || fail "no landing was completed or none rolled back"
-echo "ok: $points injection points; $completed landings completed and $rolled_back rolled back by the next command; never a mix"
+echo "ok: $points injection points; $completed landings completed and $rolled_back rolled back" \
+  "by the next command; never a mix"
 
 echo "--- kopt round completes an interrupted land before it reads the family"
 restore
@@ -191,7 +193,8 @@ HOOK
 chmod +x "$repo/.git/hooks/pre-commit"
 rc=0
 "$KOPT" land "${kopt_family[@]}" --commit >"$WORK/hook.log" 2>&1 || rc=$?
-[ $rc -eq 137 ] && [ -e "$state/land.journal" ] || { cat "$WORK/hook.log"; fail "the kill in git's hook: exit $rc"; }
+[ $rc -eq 137 ] && [ -e "$state/land.journal" ] ||
+  { cat "$WORK/hook.log"; fail "the kill in git's hook: exit $rc"; }
 [ "$(git -C "$repo" log -1 --format=%s)" = "host family" ] || fail "the killed landing committed"
 "$KOPT" log "${kopt_family[@]}" >"$WORK/hook-next.log" 2>&1 || { cat "$WORK/hook-next.log"; fail "log"; }
 grep -q "^kopt: completed the interrupted land of candidate 02 .* (committed [0-9a-f]*)$" "$WORK/hook-next.log" ||
