@@ -2,6 +2,7 @@
 
 #include "candidate/checkout.hpp"
 #include "candidate/git.hpp"
+#include "candidate/land_journal.hpp"
 #include "candidate/new_candidate.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -26,16 +27,6 @@ std::map<std::string, std::string> differing(const std::map<std::string, std::st
     }
   }
   return out;
-}
-
-NewRequest request_of(const spec::CandidateSpec &spec, const std::string &base) {
-  NewRequest r;
-  r.id = spec.id;
-  r.base = base;
-  r.hypothesis = spec.hypothesis;
-  r.target = spec.target;
-  r.proposal = spec.proposal == spec.id ? "" : spec.proposal;
-  return r;
 }
 
 } // namespace
@@ -107,39 +98,25 @@ LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
 }
 
 void apply_land(const spec::Family &family, const CandidateSet &candidates, const LandPlan &plan) {
-  for (const auto &[other, files] : plan.rebased) {
-    write_candidate_folder(family.candidates_dir / other,
-                           request_of(candidates.get(other).spec, plan.id), files);
-  }
-  for (const std::string &rel : plan.written) {
-    fs::create_directories((family.dir / rel).parent_path());
-    util::write_file_atomic(family.dir / rel, plan.files.at(rel));
-  }
-  write_candidate_folder(family.candidates_dir / plan.id,
-                         request_of(candidates.get(plan.id).spec, ""), {});
-  for (const std::string &gone : plan.removed) {
-    fs::remove_all(family.candidates_dir / gone);
-  }
+  apply_tree(family, journal_of(candidates, plan));
 }
 
-std::vector<fs::path> write_removed_patches(const spec::Family &family,
-                                            const CandidateSet &candidates, const LandPlan &plan,
-                                            const fs::path &dir, util::ProcessRunner &runner) {
-  std::vector<fs::path> written;
+std::map<std::string, std::string> removed_patches(const spec::Family &family,
+                                                   const CandidateSet &candidates,
+                                                   const LandPlan &plan,
+                                                   util::ProcessRunner &runner) {
+  std::map<std::string, std::string> patches;
   for (const std::string &gone : plan.removed) {
     const std::string &base = candidates.get(gone).spec.base;
     if (base.empty()) {
       continue; // the old baseline: its files are the family's before the landing
     }
-    std::string patch =
+    patches[gone] =
         "# candidate " + gone + " of " + family.name + " against its base " + base + ": " +
         candidates.get(gone).spec.hypothesis + "\n" +
         diff_files(candidates.files(family, base), candidates.files(family, gone), runner);
-    fs::create_directories(dir);
-    util::write_file_atomic(dir / (gone + ".patch"), patch);
-    written.push_back(dir / (gone + ".patch"));
   }
-  return written;
+  return patches;
 }
 
 std::vector<std::string> uncommitted(const spec::Family &family,
@@ -212,19 +189,25 @@ std::string commit_paths(const spec::Family &family, const std::vector<fs::path>
   std::vector<std::string> add = {"add", "-A", "--"};
   add.insert(add.end(), specs.begin(), specs.end());
   git_or_throw(runner, place.top, add, what, own);
-  if (git(runner, place.top, {"diff", "--cached", "--quiet"}, own).ok()) {
-    return "";
+  bool changed = !git(runner, place.top, {"diff", "--cached", "--quiet"}, own).ok();
+  if (changed) {
+    // The user's identity when git has one: the landing is their change to their tree.
+    std::vector<std::string> commit = {"commit", "-q", "-m", message};
+    if (!git(runner, place.top, {"config", "user.email"}).ok()) {
+      commit.insert(commit.begin(), {"-c", "user.name=kopt", "-c", "user.email=kopt@localhost"});
+    }
+    git_or_throw(runner, place.top, commit, what, own);
   }
-  // The user's identity when git has one: the landing is their change to their tree.
-  std::vector<std::string> commit = {"commit", "-q", "-m", message};
-  if (!git(runner, place.top, {"config", "user.email"}).ok()) {
-    commit.insert(commit.begin(), {"-c", "user.name=kopt", "-c", "user.email=kopt@localhost"});
-  }
-  git_or_throw(runner, place.top, commit, what, own);
-  // The user's index follows HEAD for these paths; their other staged changes stay as they were.
+  // The user's index follows HEAD for these paths, also when a killed landing committed them
+  // and stopped before this; their other staged changes stay as they were.
   std::vector<std::string> reset = {"reset", "-q", "HEAD", "--"};
   reset.insert(reset.end(), specs.begin(), specs.end());
-  git_or_throw(runner, place.top, reset, what);
+  if (born || changed) {
+    git_or_throw(runner, place.top, reset, what);
+  }
+  if (!changed) {
+    return "";
+  }
   return std::string(util::trim(git_or_throw(runner, place.top, {"rev-parse", "HEAD"}, what)));
 }
 

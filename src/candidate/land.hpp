@@ -40,18 +40,19 @@ LandPlan plan_land(const spec::Family &family, const CandidateSet &candidates,
                    const std::string &id, const std::set<std::string> &settled,
                    bool drop_unrecorded);
 
-/// Writes `plan`: the rebased folders (whole, each renamed into place), the family's files
-/// (each atomically), the landed candidate.json without base, then removes the settled folders.
-/// The landed candidate's content is the same after each step.
+/// Writes `plan`'s tree (land_journal.hpp's steps 2-4, without a journal): the rebased folders
+/// and the landed candidate's (each whole, renamed into place), the family's files (each
+/// atomically), then removes the settled folders. `kopt land` runs the same steps from its
+/// journal (run_land).
 void apply_land(const spec::Family &family, const CandidateSet &candidates, const LandPlan &plan);
 
-/// Writes `<dir>/<id>.patch` for each removed candidate: its change against its base (diff_files),
-/// so that settled work stays readable where no git history holds it. Returns the files written.
-std::vector<std::filesystem::path> write_removed_patches(const spec::Family &family,
-                                                         const CandidateSet &candidates,
-                                                         const LandPlan &plan,
-                                                         const std::filesystem::path &dir,
-                                                         util::ProcessRunner &runner);
+/// The patch of each removed candidate, by id: its change against its base (diff_files), so that
+/// settled work stays readable where no git history holds it (`kopt land` writes each to the
+/// ledger's landed/<id>.patch).
+std::map<std::string, std::string> removed_patches(const spec::Family &family,
+                                                   const CandidateSet &candidates,
+                                                   const LandPlan &plan,
+                                                   util::ProcessRunner &runner);
 
 /// The files of the family among `rels` (family-relative) that git holds changes to beyond its
 /// HEAD, each as "rel (modified)", "rel (staged)" or "rel (untracked)": what writing them would

@@ -183,9 +183,9 @@ pid_t staging_pid(const std::string &name) {
   return static_cast<pid_t>(std::stol(digits));
 }
 
-// What a killed writer of candidate folders left in `parent`: a staging folder is removed, and
-// an old folder moved aside (`.old-<id>-<pid>`) goes back where no new one took its place.
-void sweep_staging(const fs::path &parent) {
+} // namespace
+
+int sweep_staging(const fs::path &parent) {
   std::error_code ec;
   std::vector<fs::path> left;
   for (const auto &entry : fs::directory_iterator(parent, ec)) {
@@ -203,9 +203,8 @@ void sweep_staging(const fs::path &parent) {
       fs::remove_all(path);
     }
   }
+  return static_cast<int>(left.size());
 }
-
-} // namespace
 
 bool is_generated_path(const std::string &path) {
   for (const auto &part : fs::path(path)) {
@@ -219,13 +218,7 @@ bool is_generated_path(const std::string &path) {
   return false;
 }
 
-void write_candidate_folder(const fs::path &dir, const NewRequest &request,
-                            const std::map<std::string, std::string> &changed) {
-  fs::path parent = dir.parent_path();
-  sweep_staging(parent);
-  fs::path staging = parent / (".new-" + request.id + "-" + std::to_string(::getpid()));
-  fs::remove_all(staging);
-  fs::create_directories(staging);
+std::string candidate_json(const NewRequest &request) {
   nlohmann::ordered_json j = {{"id", request.id}};
   if (!request.base.empty()) {
     j["base"] = request.base;
@@ -235,15 +228,31 @@ void write_candidate_folder(const fs::path &dir, const NewRequest &request,
   if (!request.proposal.empty()) {
     j["proposal"] = request.proposal;
   }
-  util::write_file_atomic(staging / "candidate.json", util::dump_json(j) + "\n");
-  write_files(staging, changed);
+  return util::dump_json(j) + "\n";
+}
+
+void write_folder_whole(const fs::path &dir, const std::map<std::string, std::string> &files) {
+  fs::path parent = dir.parent_path();
+  sweep_staging(parent);
+  std::string pid = std::to_string(::getpid());
+  fs::path staging = parent / (".new-" + dir.filename().string() + "-" + pid);
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  write_files(staging, files);
   // The folder appears whole (hidden folders are not candidates until the rename).
-  fs::path old = parent / (".old-" + request.id + "-" + std::to_string(::getpid()));
+  fs::path old = parent / (".old-" + dir.filename().string() + "-" + pid);
   if (fs::exists(dir)) {
     fs::rename(dir, old);
   }
   fs::rename(staging, dir);
   fs::remove_all(old);
+}
+
+void write_candidate_folder(const fs::path &dir, const NewRequest &request,
+                            const std::map<std::string, std::string> &changed) {
+  std::map<std::string, std::string> files = changed;
+  files["candidate.json"] = candidate_json(request);
+  write_folder_whole(dir, files);
 }
 
 Change read_change(const spec::Family &family, ChangeKind kind, const std::string &value,

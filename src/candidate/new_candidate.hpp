@@ -64,11 +64,24 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                             const Change &change, const NewRequest &request,
                             util::ProcessRunner &runner);
 
-/// Writes candidate folder `dir` whole: candidate.json from `request` (no base for an empty one;
-/// proposal only when given) and `files` (folder-relative -> bytes), staged in a hidden sibling
-/// folder and renamed into place, so that a reader sees the old folder or the new one. What a
-/// killed writer left beside it first goes: its staging folders are removed, and an old folder
-/// it had moved aside is put back where no new one replaced it.
+/// candidate.json's text for `request` (no base for an empty one; proposal only when given).
+std::string candidate_json(const NewRequest &request);
+
+/// Writes folder `dir` whole with `files` (folder-relative -> bytes) and nothing else, staged in
+/// a hidden sibling folder (`.new-<name>-<pid>`) and renamed into place, so that a reader sees
+/// the old folder or the new one; writing it again gives the same folder. What a killed writer
+/// left beside it first goes (sweep_staging).
+void write_folder_whole(const std::filesystem::path &dir,
+                        const std::map<std::string, std::string> &files);
+
+/// What killed writers of candidate folders left in `parent`: their staging folders
+/// (`.new-<id>-<pid>` of a pid no longer running) are removed, and an old folder one had moved
+/// aside (`.old-<id>-<pid>`) goes back where no new one took its place. Returns how many it
+/// found.
+int sweep_staging(const std::filesystem::path &parent);
+
+/// Writes candidate folder `dir` whole (write_folder_whole): candidate.json from `request`
+/// (candidate_json) and `files` (folder-relative -> bytes).
 void write_candidate_folder(const std::filesystem::path &dir, const NewRequest &request,
                             const std::map<std::string, std::string> &files);
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <ostream>
 
@@ -175,6 +176,9 @@ void FamilyOptions::require_state_dir() {
 
 LoadedFamily load_family(FamilyOptions &options) {
   options.resolve();
+  // A landing that a kill or a full disk stopped half way is completed before anything reads.
+  round::complete_land(spec::load_family(options.spec),
+                       spec::Layout(options.state_dir, options.ledger), std::cerr);
   return round::load(options.spec, options.state_dir, options.ledger);
 }
 

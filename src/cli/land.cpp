@@ -1,4 +1,5 @@
 #include "candidate/land.hpp"
+#include "candidate/land_journal.hpp"
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
@@ -100,32 +101,29 @@ Landed land(LoadedFamily &loaded, const LandOptions &options) {
                 util::join(dirty, ", ") + ": commit or stash them, or give --overwrite to " +
                 "replace them with candidate " + id + "'s; nothing written");
   }
+  candidate::LandJournal journal = candidate::journal_of(loaded.candidates, plan);
+  if (state) {
+    journal.patch_dir = files.landed();
+    journal.patches = candidate::removed_patches(loaded.family, loaded.candidates, plan, runner);
+    journal.ledger_line =
+        ledger::land_line(files, ledger::Landing{id, plan.hash, plan.removed, plan.rebased_ids()});
+    out.message = "landed " + id + ": " + journal.ledger_line.value("reason", "");
+    out.recorded = true;
+  } else {
+    out.message = "landed " + id + " (no ledger: nothing recorded)";
+  }
+  for (const auto &[gone, patch] : journal.patches) {
+    out.patches.push_back(journal.patch_dir / (gone + ".patch"));
+  }
   if (options.commit) {
     // Candidate folders that were never committed would leave no trace: they go in first.
     out.kept_commit = candidate::commit_paths(
         loaded.family, candidate::landed_paths(loaded.family, plan, true),
         "kopt: the candidates of " + loaded.family.name + " before landing " + id, runner);
+    journal.commit_message = commit_message(loaded, plan);
   }
-  auto write = [&] {
-    if (state) {
-      out.patches = candidate::write_removed_patches(loaded.family, loaded.candidates, plan,
-                                                     files.landed(), runner);
-    }
-    candidate::apply_land(loaded.family, loaded.candidates, plan);
-  };
-  if (state) {
-    ledger::Landing landing{id, plan.hash, plan.removed, plan.rebased_ids()};
-    out.message = ledger::land(files, landing, write).message;
-    out.recorded = true;
-  } else {
-    write();
-    out.message = "landed " + id + " (no ledger: nothing recorded)";
-  }
-  if (options.commit) {
-    out.commit =
-        candidate::commit_paths(loaded.family, candidate::landed_paths(loaded.family, plan, false),
-                                commit_message(loaded, plan), runner);
-  }
+  auto record_line = [&](const nlohmann::json &line) { ledger::record_land(files, line); };
+  out.commit = candidate::run_land(loaded.family, loaded.layout, journal, record_line, runner);
   return out;
 }
 
@@ -190,6 +188,10 @@ Handler setup_land(CLI::App &app) {
     util::FileLock family(
         spec::Layout(options->family.state_dir, options->family.ledger).lock("family"),
         &context.err, util::FileLock::Mode::exclusive, "kopt land");
+    // What a killed or failed landing left is completed (or rolled back) before anything reads.
+    round::complete_land(spec::load_family(options->family.spec),
+                         spec::Layout(options->family.state_dir, options->family.ledger),
+                         context.err, candidate::FamilyLock::held);
     LoadedFamily loaded = load_family(options->family);
     if (id->count() > 0) {
       loaded.candidates.get(options->id); // `--id ''` names no candidate: refused as others are

@@ -780,21 +780,16 @@ Recorded rebase(const Files &files, const std::function<std::string(const std::s
           s};
 }
 
-Recorded land(const Files &files, const Landing &landing, const std::function<void()> &change_tree,
-              const std::string &date) {
-  util::FileLock lock(files.lock());
-  util::InterruptShield shield;
-  Contents contents = read_contents(files);
-  if (!contents.state) {
+nlohmann::json land_line(const Files &files, const Landing &landing, const std::string &date) {
+  std::optional<State> state = read_state(files);
+  if (!state) {
     throw Error(files.state().string() + ": no ledger yet: nothing was kept to land");
   }
-  const State &s = *contents.state;
-  if (s.best != landing.candidate || s.best_hash != landing.hash) {
+  if (state->best != landing.candidate || state->best_hash != landing.hash) {
     throw Error("land: candidate " + landing.candidate + " (hash " + short_hash(landing.hash) +
-                ") is not BEST: BEST is " + s.best + " (hash " + short_hash(s.best_hash) +
+                ") is not BEST: BEST is " + state->best + " (hash " + short_hash(state->best_hash) +
                 "); only BEST lands");
   }
-  change_tree();
   std::string reason = "the family's files are " + landing.candidate + "'s";
   if (!landing.removed.empty()) {
     reason += "; removed " + util::join(landing.removed, ", ");
@@ -802,16 +797,30 @@ Recorded land(const Files &files, const Landing &landing, const std::function<vo
   if (!landing.rebased.empty()) {
     reason += "; rebased onto them: " + util::join(landing.rebased, ", ");
   }
-  write_all(files, s, std::move(contents.attempts),
-            {{"kind", "land"},
-             {"date", date.empty() ? util::utc_now() : date},
-             {"candidate", landing.candidate},
-             {"best", s.best},
-             {"hash", landing.hash},
-             {"removed", landing.removed},
-             {"rebased", landing.rebased},
-             {"reason", reason}});
-  return {Outcome::recorded, "landed " + landing.candidate + ": " + reason, s};
+  return {{"kind", "land"},
+          {"date", date.empty() ? util::utc_now() : date},
+          {"candidate", landing.candidate},
+          {"best", state->best},
+          {"hash", landing.hash},
+          {"removed", landing.removed},
+          {"rebased", landing.rebased},
+          {"reason", reason}};
+}
+
+bool record_land(const Files &files, const nlohmann::json &line) {
+  util::FileLock lock(files.lock());
+  util::InterruptShield shield;
+  Contents contents = read_contents(files);
+  if (!contents.state) {
+    throw Error(files.state().string() + ": no ledger yet: nothing was kept to land");
+  }
+  for (const nlohmann::json &recorded : contents.attempts) {
+    if (recorded == line) {
+      return false;
+    }
+  }
+  write_all(files, *contents.state, std::move(contents.attempts), line);
+  return true;
 }
 
 const char *to_string(Outcome outcome) {

@@ -196,14 +196,17 @@ struct Landing {
   std::vector<std::string> rebased; ///< unrecorded candidates rewritten onto the landed files
 };
 
-/// Records a landing: holding the ledger's lock, checks that `landing.candidate` is BEST with
-/// `landing.hash`, runs `change_tree` (the writes of the family's folder), then appends a `land`
-/// line {date, candidate, best, hash, removed, rebased, reason} to attempts.jsonl and its row to
-/// performance.md. BEST, its hash and the counters stay: the next round decides against it. A
-/// stopped ledger lands too (landing is how a finished loop reaches the tree). Throws when there
-/// is no ledger yet or BEST is another candidate, before change_tree runs.
-Recorded land(const Files &files, const Landing &landing, const std::function<void()> &change_tree,
-              const std::string &date = "");
+/// The `land` line of attempts.jsonl for `landing`: {date, candidate, best, hash, removed,
+/// rebased, reason}. Checks, without writing, that `landing.candidate` is BEST with
+/// `landing.hash`; throws when there is no ledger yet or BEST is another candidate. BEST, its
+/// hash and the counters stay: the next round decides against it. A stopped ledger lands too
+/// (landing is how a finished loop reaches the tree).
+nlohmann::json land_line(const Files &files, const Landing &landing, const std::string &date = "");
+
+/// Records land line `line` (land_line's) under the ledger's lock: appends it to attempts.jsonl
+/// and its row to performance.md, unless attempts.jsonl holds it already (a landing completed
+/// twice is recorded once). Returns whether it appended. Throws when there is no ledger.
+bool record_land(const Files &files, const nlohmann::json &line);
 
 /// Returns the state that attempts.jsonl's lines (as read_attempts returns them) lead to, replaying
 /// what record(), rebase() and stop_no_idle_gpu() did: BEST, the kept rows, the counters, the

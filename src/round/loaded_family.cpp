@@ -1,5 +1,9 @@
 #include "round/loaded_family.hpp"
 
+#include "util/process.hpp"
+
+#include <ostream>
+
 namespace kopt::round {
 
 std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }
@@ -15,6 +19,20 @@ LoadedFamily load(const std::string &spec, const std::string &state_dir,
   spec::Layout layout(state_dir, ledger);
   candidates.set_landed_dir(ledger::Files{layout.ledger}.landed());
   return {std::move(family), std::move(candidates), std::move(layout)};
+}
+
+void complete_land(const spec::Family &family, const spec::Layout &layout, std::ostream &err,
+                   candidate::FamilyLock lock) {
+  if (!candidate::land_pending(layout)) {
+    return;
+  }
+  ledger::Files files{layout.ledger};
+  auto record_line = [&](const nlohmann::json &line) { ledger::record_land(files, line); };
+  util::RealProcessRunner runner;
+  for (const std::string &note :
+       candidate::complete_land(family, layout, record_line, runner, lock)) {
+    err << "kopt: " << note << "\n" << std::flush;
+  }
 }
 
 } // namespace kopt::round

@@ -1,10 +1,12 @@
 #pragma once
 
 #include "candidate/candidate.hpp"
+#include "candidate/land_journal.hpp"
 #include "ledger/ledger.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 
+#include <iosfwd>
 #include <string>
 
 namespace kopt::round {
@@ -26,5 +28,12 @@ struct LoadedFamily {
 /// (`ledger` empty: <state_dir>/ledger).
 LoadedFamily load(const std::string &spec, const std::string &state_dir,
                   const std::string &ledger = {});
+
+/// Completes or rolls back what a killed or failed `kopt land` left in `family` (a journal in
+/// `layout`'s state folder; candidate::complete_land, its ledger line through
+/// ledger::record_land), each repair said in one line `kopt: ...` on `err`. Every command that
+/// changes or reports the family (status, log, record, round, land) runs it before reading.
+void complete_land(const spec::Family &family, const spec::Layout &layout, std::ostream &err,
+                   candidate::FamilyLock lock = candidate::FamilyLock::take);
 
 } // namespace kopt::round

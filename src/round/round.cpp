@@ -17,6 +17,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <ostream>
 
@@ -397,11 +398,91 @@ util::ProcessResult build_targets(const std::string &build_dir,
   return runner.run(command);
 }
 
+// The family's lock, shared with the family's other rounds, once no landing is left half done:
+// one that a kill or a full disk stopped is completed first, alone (also one that a land killed
+// while this round waited for the lock left).
+std::unique_ptr<util::FileLock> lock_family(const RoundOptions &options, std::ostream &progress) {
+  spec::Layout layout(options.state_dir, options.ledger);
+  for (;;) {
+    complete_land(spec::load_family(options.spec), layout, progress);
+    auto held = std::make_unique<util::FileLock>(layout.lock("family"), &progress,
+                                                 util::FileLock::Mode::shared,
+                                                 "kopt round of candidate " + options.id);
+    if (!candidate::land_pending(layout)) {
+      return held;
+    }
+  }
+}
+
+// A build that failed is the candidate's failure only while BEST's own target still builds;
+// when it fails too, the build folder is broken (a land it predates, a configure gone wrong): a
+// tool error naming the land when one came last, never the candidate's failure.
+void check_build_folder(const std::string &id, const ledger::Best &best,
+                        const RoundOptions &options, const Measured &measured,
+                        const std::string &land, std::ostream &progress) {
+  if (measured.failed_step != "build" || best.id == id) {
+    return;
+  }
+  std::string target = options.prefix + "candidate_" + best.id;
+  if (build_targets(options.build_dir, {target}, &progress).ok()) {
+    return;
+  }
+  std::string what = measured.reason + "; BEST " + best.id + "'s own target " + target +
+                     " fails to build too: the build folder is broken, not candidate " + id +
+                     "'s code";
+  if (!land.empty()) {
+    after_land(land, options.build_dir, what);
+  }
+  throw Error(what + ": configure and build " + options.build_dir +
+              " again, then run the round again; nothing recorded");
+}
+
+// Measures `id` beside `best` (unless its content was recorded already) and decides it, holding
+// its results lock. Right after a land, an error of either step (a harness that prints another
+// content's hash: a binary older than the landed files) or an identity failure is named as the
+// land's (after_land), and a build that fails for BEST's target too is a broken build folder:
+// none is recorded as the candidate's failure.
+decide::Decision measure_and_decide(const LoadedFamily &loaded, const std::string &id,
+                                    const ledger::Best &best, const RoundOptions &options,
+                                    std::ostream &progress, Measured &measured) {
+  ledger::Files files{loaded.layout.ledger};
+  util::FileLock results(loaded.layout.lock("results-" + id), &progress);
+  bool fresh = ledger::identical_to(files, loaded.family, loaded.candidates, id, best).empty();
+  std::string land = fresh ? last_land(files) : "";
+  auto or_land = [&](const std::function<void()> &step) {
+    try {
+      step();
+    } catch (const Error &e) {
+      if (land.empty()) {
+        throw;
+      }
+      after_land(land, options.build_dir, e.what());
+    }
+  };
+  if (fresh) {
+    or_land([&] { measured = measure(loaded, id, best, options, progress); });
+    if (measured.failed_step == "identity" && !land.empty()) {
+      after_land(land, options.build_dir, measured.reason);
+    }
+    check_build_folder(id, best, options, measured, land, progress);
+    if (!measured.failed_step.empty()) {
+      write_failed(loaded, id, measured.reason);
+    }
+  }
+  decide::Decision decision;
+  or_land([&] { decision = decide_candidate(loaded, id, best, keep_options(loaded.family)); });
+  if (!measured.failed_step.empty()) {
+    decision.verdict = decide::Verdict::failed;
+    decision.reason = measured.reason;
+    decide::write_decision(loaded.layout.decision(id), decision);
+  }
+  return decision;
+}
+
 RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
   // Rounds share the family's lock; `kopt land`, which rewrites the family's files and
   // candidate folders, holds it alone: a round builds and measures files that stay as they are.
-  util::FileLock family(spec::Layout(options.state_dir, options.ledger).lock("family"), &progress,
-                        util::FileLock::Mode::shared, "kopt round of candidate " + options.id);
+  std::unique_ptr<util::FileLock> family = lock_family(options, progress);
   for (int remeasured = 0;; ++remeasured) {
     LoadedFamily loaded = load(options.spec, options.state_dir, options.ledger);
     const std::string &id = loaded.candidates.get(options.id).id();
@@ -416,33 +497,7 @@ RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
     }
     // The baseline before the ledger has a state: measured alone and recorded as BEST.
     Measured measured;
-    decide::Decision decision;
-    {
-      util::FileLock results(loaded.layout.lock("results-" + id), &progress);
-      if (ledger::identical_to(files, loaded.family, loaded.candidates, id, best).empty()) {
-        std::string land = last_land(files);
-        try {
-          measured = measure(loaded, id, best, options, progress);
-        } catch (const Error &e) {
-          if (land.empty()) {
-            throw;
-          }
-          after_land(land, options.build_dir, e.what());
-        }
-        if (measured.failed_step == "identity" && !land.empty()) {
-          after_land(land, options.build_dir, measured.reason);
-        }
-        if (!measured.failed_step.empty()) {
-          write_failed(loaded, id, measured.reason);
-        }
-      }
-      decision = decide_candidate(loaded, id, best, keep_options(loaded.family));
-      if (!measured.failed_step.empty()) {
-        decision.verdict = decide::Verdict::failed;
-        decision.reason = measured.reason;
-        decide::write_decision(loaded.layout.decision(id), decision);
-      }
-    }
+    decide::Decision decision = measure_and_decide(loaded, id, best, options, progress, measured);
     try {
       ledger::RecordRun recorded = ledger::record_candidate(loaded.layout, loaded.family,
                                                             loaded.candidates, id, options.limits);

@@ -173,4 +173,26 @@ void remove_file(const fs::path &path) {
   }
 }
 
+void remove_tree(const fs::path &path) {
+  Fault fault = fault_at("remove", path);
+  if (fault == Fault::fail) {
+    injected_enospc(path);
+  }
+  std::error_code ec;
+  if (fault == Fault::torn) {
+    fs::directory_iterator first(path, ec);
+    if (!ec && first != fs::directory_iterator()) {
+      fs::remove_all(first->path(), ec);
+    }
+    injected_kill();
+  }
+  fs::remove_all(path, ec);
+  if (ec) {
+    throw Error(path.string() + ": cannot remove: " + ec.message());
+  }
+  if (fault == Fault::kill) {
+    injected_kill();
+  }
+}
+
 } // namespace kopt::util

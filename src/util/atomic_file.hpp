@@ -26,12 +26,17 @@ void append_line(const std::filesystem::path &path, std::string_view line);
 /// injection below can stop or fail it. Throws kopt::Error naming the path when it cannot.
 void remove_file(const std::filesystem::path &path);
 
-/// Test-only fault injection into the three write steps above (for tests/e2e/ledger_faults.sh),
-/// read once from KOPT_FAULT_INJECT: `count` prints `kopt: write step <n>: <step> <path>` to stderr
-/// at each step; `<n>:fail` fails the n-th step with ENOSPC before it writes anything; `<n>:torn`
-/// leaves the n-th step half done (a temp file not renamed, half a line appended, a file not
-/// removed) and `<n>:kill` completes it, both then ending the process at once with status 137, as
-/// a SIGKILL there would. Unset or unparsable: no injection.
+/// Removes folder `path` with everything in it (nothing when it is absent); a write step like
+/// remove_file. Throws kopt::Error naming the path when it cannot.
+void remove_tree(const std::filesystem::path &path);
+
+/// Test-only fault injection into the write steps above (for tests/e2e/ledger_faults.sh and
+/// land_faults.sh), read once from KOPT_FAULT_INJECT: `count` prints `kopt: write step <n>:
+/// <step> <path>` to stderr at each step; `<n>:fail` fails the n-th step with ENOSPC before it
+/// writes anything; `<n>:torn` leaves the n-th step half done (a temp file not renamed, half a
+/// line appended, a file not removed, a folder's first entry removed) and `<n>:kill` completes
+/// it, both then ending the process at once with status 137, as a SIGKILL there would. Unset or
+/// unparsable: no injection.
 inline constexpr const char *kFaultInjectEnv = "KOPT_FAULT_INJECT";
 
 } // namespace kopt::util

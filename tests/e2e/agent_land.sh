@@ -6,7 +6,8 @@
 # Then `kopt land --commit`: the family's files are BEST's, the tree holds no folder of a
 # settled candidate (they are committed first, so the landing commit's parent has them, and each
 # one's patch is in the ledger), and the ledger goes on: a fourth round from BEST decides against
-# the landed BEST.
+# the landed BEST; a round whose BEST harness is older than the landed files, or whose build
+# folder is broken for BEST's target too, names the land as the cause and records nothing.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -168,4 +169,47 @@ lines = [json.loads(l) for l in open(f"{sys.argv[2]}/attempts.jsonl")]
 # The land ran after the round's record, not beside it.
 assert lines[-1]["kind"] == "land" and lines[-2].get("candidate") == "14", lines[-2:]
 PY
+
+echo "--- a binary older than the landed files (BEST's harness another candidate's, newer than its"
+echo "    sources, so no build replaces it): the round exits 2 naming the land, and records nothing"
+landed2=$(json_get "$WORK/land2.json" candidate)
+best_now=$(best)
+other=$(cd "$state/bin" && ls candidate_* | grep -vx "candidate_$best_now" | head -1)
+[ -n "$other" ] || fail "no other candidate's harness in $state/bin"
+cp "$state/bin/$other" "$state/bin/candidate_$best_now"
+lines_before=$(wc -l <"$state/ledger/attempts.jsonl")
+"$KOPT" checkout "${kopt_family[@]}" --worktree "$WORK/wt15" >/dev/null 2>&1 || fail "checkout for 15"
+echo "// 15" >>"$WORK/wt15/host_gemm/gemm_kernel.hpp"
+"$KOPT" new "${kopt_family[@]}" --id 15 --from-worktree "$WORK/wt15" --hypothesis "a comment" \
+  >/dev/null 2>"$WORK/new15.err" || { cat "$WORK/new15.err"; fail "new 15"; }
+rc=0
+"$KOPT" round --json "${kopt_family[@]}" --id 15 --build-dir "$b" >"$WORK/round-15.json" \
+  2>"$WORK/round-15.log" || rc=$?
+[ $rc -eq 2 ] || { cat "$WORK/round-15.log"; fail "the round with a stale binary exited $rc, not 2"; }
+grep -qF "the family's files changed in the land of candidate $landed2 (" "$WORK/round-15.log" &&
+  grep -qF "may predate it: build it again (cmake --build $b)" "$WORK/round-15.log" &&
+  grep -qF "nothing recorded" "$WORK/round-15.log" ||
+  { cat "$WORK/round-15.log"; fail "the stale binary's error does not name the land"; }
+[ "$(wc -l <"$state/ledger/attempts.jsonl")" = "$lines_before" ] ||
+  { tail -1 "$state/ledger/attempts.jsonl"; fail "the round with a stale binary recorded a line"; }
+[ ! -e "$state/results/15/decision.json" ] || [ "$(json_get "$state/results/15/decision.json" verdict)" != failed ] ||
+  fail "candidate 15 was decided as failed for a stale binary"
+echo "ok: $(grep -o "the family's files changed in the land[^,]*" "$WORK/round-15.log" | head -1)"
+
+echo "--- a build folder broken after the land (build.ninja unreadable to ninja): BEST's own target"
+echo "    fails too, so the round exits 2 naming the land, and 15 is not failed"
+cp "$b/build.ninja" "$WORK/build.ninja"
+echo "this is not ninja" >>"$b/build.ninja"
+rc=0
+"$KOPT" round --json "${kopt_family[@]}" --id 15 --build-dir "$b" >"$WORK/round-15b.json" \
+  2>"$WORK/round-15b.log" || rc=$?
+cp "$WORK/build.ninja" "$b/build.ninja"
+[ $rc -eq 2 ] || { cat "$WORK/round-15b.log"; fail "the round in a broken build folder exited $rc, not 2"; }
+grep -qF "BEST $best_now's own target candidate_$best_now fails to build too: the build folder is broken, not candidate 15's code" \
+  "$WORK/round-15b.log" && grep -qF "the land of candidate $landed2 (" "$WORK/round-15b.log" ||
+  { cat "$WORK/round-15b.log"; fail "the broken build folder's error does not name it and the land"; }
+[ "$(wc -l <"$state/ledger/attempts.jsonl")" = "$lines_before" ] ||
+  { tail -1 "$state/ledger/attempts.jsonl"; fail "the round in a broken build folder recorded a line"; }
+[ ! -e "$state/results/15/decision.json" ] || [ "$(json_get "$state/results/15/decision.json" verdict)" != failed ] ||
+  fail "candidate 15 was decided as failed for a broken build folder"
 echo "PASS"

@@ -92,3 +92,51 @@ host_family_with_baseline() { # targets...
       "$KOPT" record "${kopt_family[@]}" --candidate 00; } >"$WORK/best.log" 2>&1 ||
     { cat "$WORK/best.log"; fail "recording the baseline"; }
 }
+
+# A host family (copy_host_family) with a state folder $WORK/state (state, kopt_family) whose
+# results hold fixture measurements, as kopt bench writes them, and decisions, without compiling:
+# 00 alone, 01 20% slower beside 00 (a regression), 02 20% faster beside 00 (a keep), every timed
+# run checked.
+host_ledger_fixtures() {
+  copy_host_family
+  state=$WORK/state
+  mkdir -p "$state"
+  kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
+  "$KOPT" ls "${kopt_family[@]}" --json >"$WORK/ls.json" || fail "kopt ls"
+
+  python3 - "$WORK/ls.json" "$family_src/configs.csv" "$state/results" <<'PY' || fail "fixtures"
+import csv, json, os, sys
+hashes = {c["id"]: c["hash"] for c in json.load(open(sys.argv[1]))}
+rows = list(csv.reader(open(sys.argv[2])))[1:]
+def config_class(m):
+    m = int(m)
+    return "M<64" if m < 64 else "64<=M<256" if m < 256 else "M>=256"
+def measurement(cid, scale, paired=""):
+    configs = []
+    for r in rows:
+        us = (float(r[0]) * 0.01 + 1) * scale
+        configs.append({"values": r, "class": config_class(r[0]), "kernel": "gemm", "us": us,
+                        "harness_us": us, "err": 0, "checked": 15,
+                        "samples": [[us * (1 + 0.001 * (i - 2)) for i in range(5)] for _ in range(3)]})
+    return {"family": "host_gemm", "candidate": cid, "hash": hashes[cid], "status": "ok",
+            "reason": "", "measured_by": "chrono", "profiled": False, "device": "host",
+            "driver": "", "clocks": "", "date": "2026-12-01T00:00:0%sZ" % cid[-1], "warmup": 1,
+            "repeat": 5, "paired_best": paired, "paired_best_hash": hashes[paired] if paired else "",
+            "config_columns": ["M", "N", "K"], "configs": configs}
+def write(path, value):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    json.dump(value, open(path, "w"))
+write(f"{sys.argv[3]}/00/measurement.json", measurement("00", 1))
+for cid, scale in (("01", 1.2), ("02", 0.8)):
+    write(f"{sys.argv[3]}/{cid}/measurement.json", measurement(cid, scale, "00"))
+    best = measurement("00", 1)
+    best["paired_best"], best["paired_best_hash"] = "00", hashes["00"]
+    write(f"{sys.argv[3]}/{cid}/best_measurement.json", best)
+PY
+  for id in 01 02; do
+    "$KOPT" decide "${kopt_family[@]}" --candidate $id >"$WORK/decide.log" 2>&1 ||
+      [ $id = 01 ] || { cat "$WORK/decide.log"; fail "deciding $id"; }
+  done
+  expect_verdict "$state/results/01/decision.json" regression
+  expect_verdict "$state/results/02/decision.json" keep
+}

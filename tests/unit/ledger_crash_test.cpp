@@ -79,6 +79,30 @@ TEST_CASE("a record that failed half way is completed by the next command, never
   CHECK(!fs::exists(files.journal()));
 }
 
+TEST_CASE("a land line is checked against BEST, and recorded once however often it is completed") {
+  kopt::test::TempDir dir;
+  Files files{dir.path() / "ledger"};
+  Measurement best = measured("00");
+  CHECK_THROWS_AS(kopt::ledger::land_line(files, {"00", best.hash, {}, {}}), kopt::Error);
+  REQUIRE(attempt(files, best, best).outcome == Outcome::recorded);
+  CHECK_THROWS_WITH_AS(kopt::ledger::land_line(files, {"01", best.hash, {}, {}}),
+                       ("land: candidate 01 (hash " + best.hash.substr(0, 8) +
+                        ") is not BEST: BEST is 00 (hash " + best.hash.substr(0, 8) +
+                        "); only BEST lands")
+                           .c_str(),
+                       kopt::Error);
+  nlohmann::json line =
+      kopt::ledger::land_line(files, {"00", best.hash, {"03"}, {"04"}}, "2026-02-10");
+  CHECK(line["reason"] == "the family's files are 00's; removed 03; rebased onto them: 04");
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 1); // only checked, nothing written
+  CHECK(kopt::ledger::record_land(files, line));
+  CHECK(!kopt::ledger::record_land(files, line));
+  CHECK(kopt::test::nonempty_lines(files.attempts()) == 2);
+  CHECK(kopt::util::read_file(files.performance()).find("landed: the family's files are 00's") !=
+        std::string::npos);
+  CHECK(kopt::ledger::read_state(files)->best == "00");
+}
+
 TEST_CASE("state.json rebuilt from attempts.jsonl is the state that record wrote") {
   kopt::test::TempDir dir;
   Files files{dir.path() / "ledger"};
