@@ -47,11 +47,12 @@ void print_next_steps(const std::string &dir, std::ostream &out) {
       " -DKernelOpt_DIR=" + (package.empty()
                                  ? std::string("<the folder of kopt's KernelOptConfig.cmake>")
                                  : package.string());
-  out << "Next, add to your project's CMakeLists.txt, after project():\n"
+  out << "Next, add to your project's CMakeLists.txt, after project() (a new one starts with "
+         "cmake_minimum_required(VERSION 3.25) and project(<name> LANGUAGES CXX)):\n"
       << "  enable_testing()\n"
       << "  add_subdirectory(" << dir << ")\n"
       << "then, from your project's folder:\n"
-      << "  cmake -S . -B build -G Ninja" << kopt_dir << "\n"
+      << "  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release" << kopt_dir << "\n"
       << "  cd build\n"
       << "  kopt round --id 00                     # the baseline: build, measure, record\n"
       << "  kopt new --id 01 --base 00 --from-patch change.diff --hypothesis '...'\n"

@@ -5,6 +5,7 @@
 #include "ledger/ledger.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -167,6 +168,28 @@ void print_landed(const Landed &landed, const LoadedFamily &loaded, Context &con
   }
 }
 
+// The family's build folder, configured again when landing removed candidate folders: its
+// ctest files still hold their tests, which would fail at the next ctest. Says what it did (on
+// stderr under --json); a configure that fails is named with the command to run, and the land
+// stands.
+void reconfigure_after_land(const Landed &landed, const std::string &build_dir, Context &context) {
+  if (landed.plan.removed.empty() || build_dir.empty()) {
+    return;
+  }
+  std::ostream &out = context.json ? context.err : context.out;
+  util::RealProcessRunner runner;
+  util::Command command;
+  command.argv = {"cmake", build_dir};
+  util::ProcessResult result = runner.run(command);
+  if (result.ok()) {
+    out << "configured " << build_dir << " again: its tests of "
+        << util::join(landed.plan.removed, ", ") << " are gone\n";
+  } else {
+    out << "kopt land: `cmake " << build_dir << "` " << result.describe(0)
+        << ": configure it again before the next ctest (its tests of removed candidates fail)\n";
+  }
+}
+
 } // namespace
 
 Handler setup_land(CLI::App &app) {
@@ -198,6 +221,7 @@ Handler setup_land(CLI::App &app) {
     }
     Landed landed = land(loaded, *options);
     print_landed(landed, loaded, context);
+    reconfigure_after_land(landed, options->family.registered_build_dir(), context);
     return 0;
   };
 }

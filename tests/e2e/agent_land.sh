@@ -105,6 +105,13 @@ for f in gemm_kernel.hpp instance.cpp.in; do
 done
 [ "$(cd "$family_src/candidates" && ls)" = "$landed" ] ||
   { ls -R "$family_src/candidates"; fail "candidate folders other than BEST's stayed"; }
+# Land configured the family's build folder again: the next ctest knows no removed candidate.
+grep -q "^configured $b again: its tests of .* are gone" "$WORK/land.err" ||
+  { cat "$WORK/land.err"; fail "land did not configure the build folder again"; }
+ctest --test-dir "$b" -N | grep -Ev "candidate_$landed\.|Test project|Total Tests|^$" | grep "candidate_" &&
+  fail "ctest still lists removed candidates' tests"
+ctest --test-dir "$b" -L correctness >"$WORK/after-land.log" 2>&1 ||
+  { cat "$WORK/after-land.log"; fail "the first ctest after the land failed"; }
 [ "$(cd "$family_src/candidates/$landed" && ls)" = candidate.json ] || fail "BEST's folder holds copies"
 [ -z "$(git -C "$repo" status --porcelain -- host_gemm)" ] || { git -C "$repo" status; fail "land left changes"; }
 git -C "$repo" log -1 --format=%s | grep -q "^kopt: land candidate $landed of host_gemm" ||

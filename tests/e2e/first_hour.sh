@@ -35,7 +35,7 @@ grep -qx "enable_testing()" "$WORK/add.txt" || { cat "$WORK/init.txt"; fail "no 
 printf 'cmake_minimum_required(VERSION 3.25)\nproject(mine LANGUAGES CXX)\n' >"$p/CMakeLists.txt"
 cat "$WORK/add.txt" >>"$p/CMakeLists.txt"
 printed "then, from your project's folder:" "Or configure" >"$WORK/steps.txt"
-grep -q "^cmake -S \. -B build -G Ninja -DKernelOpt_DIR=$(realpath "$KOPT_PACKAGE_DIR")\$" "$WORK/steps.txt" ||
+grep -q "^cmake -S \. -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKernelOpt_DIR=$(realpath "$KOPT_PACKAGE_DIR")\$" "$WORK/steps.txt" ||
   { cat "$WORK/steps.txt"; fail "the configure step names no KernelOpt_DIR of this kopt"; }
 # The edit of the kernel that the `kopt new` step names as change.diff (in the build folder).
 cp "$p/kernels/axpy/axpy_kernel.hpp" "$WORK/edited.hpp"
@@ -60,8 +60,9 @@ while IFS= read -r step <&3; do
   fi
   case "$step" in
   cmake*)
-    grep -q "CMAKE_BUILD_TYPE is not set, so the family's candidates compile with -O3" "$WORK/step$n.txt" ||
-      { cat "$WORK/step$n.txt"; fail "configure with no build type says nothing of -O3"; } ;;
+    # The printed configure sets a build type (no build type is e2e.build_type's).
+    ! grep -q "CMAKE_BUILD_TYPE is not set" "$WORK/step$n.txt" ||
+      { cat "$WORK/step$n.txt"; fail "the printed configure sets no build type"; } ;;
   "kopt round --id 00"*)
     "$KOPT" status >"$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status"; }
     grep -q "BEST: 00 " "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "00 is not BEST"; }
@@ -85,8 +86,28 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["verdict"] in ("keep", "tie", "regression"), d
 PY
+
+echo "--- docs/HARNESS.md's flow by hand, as printed there: a folder written by hand, then record"
+mkdir -p ../kernels/axpy/candidates/02
+cp ../kernels/axpy/axpy_kernel.hpp ../kernels/axpy/candidates/02/
+echo "// 02: the baseline's code under another content hash" >>../kernels/axpy/candidates/02/axpy_kernel.hpp
+echo '{"id": "02", "base": "00", "hypothesis": "by hand", "target": "global"}' \
+  >../kernels/axpy/candidates/02/candidate.json
+sed -n '/The same by hand/,/^Nothing becomes BEST/p' "$KOPT_SOURCE_DIR/docs/HARNESS.md" |
+  grep '^    ' | sed 's/^    //; s/ *#.*$//' >"$WORK/by_hand.txt"
+[ "$(wc -l <"$WORK/by_hand.txt")" -eq 4 ] || { cat "$WORK/by_hand.txt"; fail "HARNESS.md's flow by hand"; }
+while IFS= read -r step <&3; do
+  echo "\$ $step"
+  rc=0
+  eval "$step" >"$WORK/hand.txt" 2>&1 </dev/null || rc=$?
+  # The keep test fails unless 02 is kept: a verdict all the same, recorded next.
+  [ $rc -eq 0 ] || [[ "$step" == "ctest -L keep"* ]] || { cat "$WORK/hand.txt"; fail "'$step' exited $rc"; }
+done 3<"$WORK/by_hand.txt"
+grep -q "^02 " "$WORK/hand.txt" ||
+  { cat "$WORK/hand.txt"; fail "kopt record --candidate 02 recorded nothing"; }
 "$KOPT" log >"$WORK/log.txt" || fail "log"
-grep -q "01" "$WORK/log.txt" || { cat "$WORK/log.txt"; fail "01 not in the log"; }
+grep -q "01" "$WORK/log.txt" && grep -q "  02  " "$WORK/log.txt" ||
+  { cat "$WORK/log.txt"; fail "01 or 02 not in the log"; }
 "$KOPT" report >"$WORK/report.txt" || { cat "$WORK/report.txt"; fail "report"; }
 [ -s kopt/axpy/report.html ] || fail "no report at the state folder"
 
