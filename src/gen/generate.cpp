@@ -53,7 +53,7 @@ std::string manifest_h(const spec::Family &family) {
     quoted.push_back("\"" + column + "\"");
   }
   return expand_builtin("manifest.h.in",
-                        {{"kernel_header", family.kernel_header},
+                        {{"types_include", family.types_include()},
                          {"signature", family.kernel_signature},
                          {"dispatch_dims", std::to_string(family.dispatch.size())},
                          {"dispatch_columns", "{" + util::join(quoted, ", ") + "}"},

@@ -109,12 +109,21 @@ std::string instance_name(const std::string &pattern, const Instance &instance,
 
 void load_kernel(Family &f, const Fields &top) {
   Fields kernel(top.required("kernel"), top.file(), "kernel");
-  kernel.reject_unknown({"header", "signature", "template", "name"});
+  kernel.reject_unknown({"header", "types", "signature", "template", "name"});
   f.kernel_header = kernel.string("header");
+  f.kernel_types = kernel.string_or("types", "");
   f.kernel_signature = kernel.string("signature");
   f.kernel_template = kernel.string("template");
   f.kernel_name = kernel.string("name");
   check_relative(kernel.where("header"), f.kernel_header);
+  if (!f.kernel_types.empty()) {
+    check_relative(kernel.where("types"), f.kernel_types);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(family_path(f.dir, f.kernel_types), ec)) {
+      throw Error(kernel.where("types") + ": '" + f.kernel_types + "' is no file in " +
+                  f.dir.string() + " (expected the header declaring the signature's types)");
+    }
+  }
   check_relative(kernel.where("template"), f.kernel_template);
   if (f.kernel_signature.find('(') == std::string::npos) {
     throw Error(kernel.where("signature") + ": expected a C++ function type like " +
@@ -558,6 +567,14 @@ void load_app(Family &f, const Fields &top) {
 }
 
 } // namespace
+
+std::string Family::types_include() const {
+  if (kernel_types.empty()) {
+    return "src/" + kernel_header;
+  }
+  bool editable_types = std::find(editable.begin(), editable.end(), kernel_types) != editable.end();
+  return editable_types ? "src/" + kernel_types : kernel_types;
+}
 
 const Instance *Family::find_instance(const std::string &instance_name) const {
   for (const auto &instance : instances) {

@@ -56,6 +56,10 @@ struct Family {
   Backend backend = Backend::host;
   std::string impl;
   std::string kernel_header;
+  /// kernel.types: the header that declares the signature's types, when it is not the kernel
+  /// header ("" otherwise). Generated code other than the instances includes only it, so that a
+  /// change of the kernel recompiles the instance TUs alone, never the harness.
+  std::string kernel_types;
   std::string kernel_signature;
   std::string kernel_template; ///< an editable-style file name, resolved like editable files
   std::string kernel_name;     ///< the instance name pattern
@@ -96,6 +100,11 @@ struct Family {
 
   /// Returns the instance called `name`, or nullptr.
   const Instance *find_instance(const std::string &name) const;
+
+  /// What generated code other than the instances includes for the signature's types: the
+  /// kernel.types header (the candidate's copy, "src/<file>", when it is editable), else the
+  /// candidate's kernel header ("src/<header>").
+  std::string types_include() const;
 };
 
 /// Reads and validates family.json. Every problem is a kopt::Error that names the file, the

@@ -352,3 +352,21 @@ int main() {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("with kernel.types the manifest includes the types header, not the kernel's") {
+  Tiny tiny;
+  tiny.generate("00");
+  std::string manifest = kopt::util::read_file(tiny.out / "00" / "kopt_manifest.h");
+  CHECK(manifest.find("#include \"src/tiny_kernel.hpp\"") != std::string::npos);
+
+  std::ofstream(tiny.dir / "tiny_args.hpp") << "#pragma once\n";
+  tiny.edit([](nlohmann::json &j) { j["kernel"]["types"] = "tiny_args.hpp"; });
+  tiny.generate("00");
+  manifest = kopt::util::read_file(tiny.out / "00" / "kopt_manifest.h");
+  CHECK(manifest.find("#include \"tiny_args.hpp\"") != std::string::npos);
+  CHECK(manifest.find("tiny_kernel.hpp") == std::string::npos);
+  // The instances still include the candidate's kernel header.
+  for (const auto &entry : fs::directory_iterator(tiny.out / "00" / "instances")) {
+    CHECK(kopt::util::read_file(entry.path()).find("../src/tiny_kernel.hpp") != std::string::npos);
+  }
+}

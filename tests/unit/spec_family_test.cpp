@@ -494,3 +494,24 @@ TEST_CASE("config_class") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("kernel.types: the header generated code includes for the signature's types") {
+  TempDir tmp;
+  fs::path file = tiny_family(tmp);
+  fs::path dir = file.parent_path();
+  CHECK(kopt::spec::load_family(file).types_include() == "src/tiny_kernel.hpp");
+
+  std::ofstream(dir / "tiny_args.hpp") << "#pragma once\nstruct TinyArgs { int n; };\n";
+  edit(file, [](nlohmann::json &j) { j["kernel"]["types"] = "tiny_args.hpp"; });
+  kopt::spec::Family f = kopt::spec::load_family(file);
+  CHECK(f.kernel_types == "tiny_args.hpp");
+  CHECK(f.types_include() == "tiny_args.hpp"); // the family's own, found through its folder
+
+  edit(file, [](nlohmann::json &j) { j["editable"].push_back("tiny_args.hpp"); });
+  CHECK(kopt::spec::load_family(file).types_include() == "src/tiny_args.hpp"); // the candidate's
+
+  edit(file, [](nlohmann::json &j) { j["kernel"]["types"] = "missing_args.hpp"; });
+  CHECK_THROWS_WITH_AS(kopt::spec::load_family(file),
+                       doctest::Contains("kernel.types: 'missing_args.hpp' is no file in"),
+                       kopt::Error);
+}
