@@ -31,9 +31,11 @@ summary=$out/summary.txt
 : >"$summary"
 stamp() { echo "$(date -u +%H:%M:%S) [$SECONDS s] $*" | tee -a "$summary"; }
 finish() {
-  cp "$summary" "$out/.."
-  tar czf "$out/../app.tgz" -C "$out" . 2>/dev/null && rm -rf "$out"
-  cat "$out/../summary.txt"
+  local up
+  up=$(dirname "$out")
+  cp "$summary" "$up/"
+  tar czf "$up/app.tgz" -C "$out" . 2>/dev/null && rm -rf "$out"
+  cat "$up/summary.txt"
 }
 trap finish EXIT
 { date -u; nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv
