@@ -1,6 +1,6 @@
 # The NVIDIA path's build, end to end with the real nvcc (sm_90a), cmake and ninja: every
 # candidate of the CUDA calibration family and of the paged decode family (with its wrong
-# fixture), and the blockscale GEMM's baseline (17, landed) compile and link
+# fixture, and its application), and the blockscale GEMM's baseline (17, landed) compile and link
 # through kopt's generated targets, each harness carries sm_90a code, and runs its host side. The
 # cheat candidates of tests/fixtures/cheats/cuda_spin compile too, so they are ready for a GPU.
 # Nothing runs on a GPU here; the device runs are in docs/PERFORMANCE.md.
@@ -50,6 +50,17 @@ for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v '^00$'); do
   grep -aq -- "-arch sm_90a" "$WORK/pd/$object" || fail "candidate $id's instance carries no sm_90a code"
 done
 echo "cuda_paged_decode: 00 built, the others' instances compiled, in $((SECONDS - start)) s"
+# Its application (family.json "app": app/app.cu, the decode loop) with the baseline's kernels, in
+# the same build: it links, carries sm_90a code, and its host side answers a bad command line.
+start=$SECONDS
+cmake --build "$WORK/pd" --target candidate_00_application >"$WORK/pd.app.log" 2>&1 ||
+  { tail -30 "$WORK/pd.app.log"; fail "building cuda_paged_decode's candidate_00_application"; }
+app=$WORK/pd/kopt/cuda_paged_decode/bin/app/candidate_00
+grep -aq -- "-arch sm_90a" "$app" || fail "$app carries no sm_90a code"
+"$app" --steps 0 >"$WORK/pd.app.out" 2>&1 && fail "the paged application ran with --steps 0"
+grep -q "^usage: app \[--steps N\]" "$WORK/pd.app.out" ||
+  { cat "$WORK/pd.app.out"; fail "the paged application printed no usage"; }
+echo "cuda_paged_decode: candidate_00_application built and checked in $((SECONDS - start)) s"
 
 # The cheats, as candidates of a copy of cuda_spin: each folder's files but expect.txt.
 cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_spin
