@@ -13,19 +13,35 @@
 #   malformed compile databases                                       e2e.import_compdb
 #   odd ids, numbers, environments and paths                          e2e.bad_state, e2e.bad_input
 # Counts per run: tests passed and failed (a failure is a loss or an inconsistency the test
-# names), processes left running that a test started (kopt, harnesses, applications), and stray
-# temporary files under the tests' folders. Writes a CSV line per run to stdout.
+# names), processes left running that a test started (kopt, harnesses, applications), and kopt's
+# stray temporary files in what the tests left (the folders of failed tests, the spine's).
+# Writes a CSV line per run to stdout.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-test}
 runs=${2:-1}
 tests='^e2e\.(land_faults|ledger_faults|agent_land|agent_new|hostile_inputs|agent_round|interrupt|app|import_compdb|bad_state|bad_input)$'
-leftovers() { # processes a test started: kopt itself, candidate harnesses and applications
-  pgrep -f "$build/src/kopt |/kopt/[a-z_]+/bin/(candidate_|app/candidate_)" | grep -vx "$$" | wc -l
+# Processes a test started and left: kopt itself, harnesses and applications whose command line
+# names this build tree, or a test folder (/tmp/kopt-e2e-*) that is gone (its test ended). Other
+# work on the machine (another tree's tests, with their folders in place) is not counted.
+leftovers() {
+  local pid cmd dir n=0
+  for pid in $(pgrep -f "kopt|/bin/(candidate_|app/candidate_)"); do
+    [ "$pid" = "$$" ] && continue
+    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+    [[ "$cmd" == *"$0"* || "$cmd" == *pgrep* ]] && continue
+    if [[ "$cmd" == *"$build/"* ]]; then
+      n=$((n + 1))
+    elif dir=$(grep -o '/tmp/kopt-e2e-[A-Za-z0-9]*' <<<"$cmd" | head -1) && [ -n "$dir" ] && [ ! -d "$dir" ]; then
+      n=$((n + 1))
+    fi
+  done
+  echo "$n"
 }
 echo "run,date,tests,passed,failed,seconds,leftover_processes,stray_files"
 for run in $(seq 1 "$runs"); do
   before=$(leftovers)
+  kept_before=$(ls -d /tmp/kopt-e2e-* 2>/dev/null | sort)
   start=$(date +%s)
   log=$(mktemp)
   ctest --test-dir "$build" -R "$tests" >"$log" 2>&1
@@ -34,7 +50,10 @@ for run in $(seq 1 "$runs"); do
   passed=$(grep -cE "Test +#[0-9]+: .* Passed" "$log")
   sleep 2 # a process killed by its test's end is gone by now
   left=$(($(leftovers) - before))
-  stray=$(find /tmp -maxdepth 6 -path '/tmp/kopt-e2e-*' \( -name '*.tmp.*' -o -name '.new-*' -o -name 'land.journal*' \) 2>/dev/null | wc -l)
+  # kopt's own temporary files in the folders this run's failed tests kept (ccache's excluded).
+  stray=$(find $(comm -13 <(echo "$kept_before") <(ls -d /tmp/kopt-e2e-* 2>/dev/null | sort)) \
+    "$build/tests/e2e" -not -path '*/ccache/*' \( -name '*.tmp.*' -o -name '.new-*' -o \
+    -name '.old-*' -o -name 'land.journal*' \) 2>/dev/null | wc -l)
   echo "$run,$(date -u +%FT%TZ),$total,$passed,$((total - passed)),$seconds,$left,$stray"
   grep -E "\*\*\*Failed|Not Run" "$log" >&2
   rm -f "$log"

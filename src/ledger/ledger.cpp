@@ -685,6 +685,9 @@ nlohmann::json attempt_json(const Decision &d, const State &s, const spec::Candi
       {"overall_interval", d.overall && d.overall->has_interval
                                ? nlohmann::json{d.overall->low, d.overall->high}
                                : nlohmann::json(nullptr)},
+      // What decide concluded of the overall row, so that no view decides it again.
+      {"overall_state",
+       d.overall ? nlohmann::json(decide::to_string(d.overall->state)) : nlohmann::json(nullptr)},
       {"method", decide::to_string(d.method)},
       {"classes", classes_json(d)},
       // The application's kernel time under the captured traffic (decide's traffic rows).

@@ -214,7 +214,9 @@ std::string history_table(const std::vector<const Attempt *> &shown,
     }
     table += a.overall_change
                  ? change_cell(*a.overall_change, a.overall_interval,
-                               change_state(*a.overall_change, a.overall_interval, threshold))
+                               a.overall_state.empty()
+                                   ? change_state(*a.overall_change, a.overall_interval, threshold)
+                                   : a.overall_state)
                  : "<td>-</td>";
     if (traffic) {
       table += a.traffic ? change_cell(a.traffic->change, a.traffic->interval, a.traffic->state)

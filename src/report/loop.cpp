@@ -128,6 +128,7 @@ Attempt attempt_from_json(const nlohmann::json &j, int line) {
   a.reason = text_of(j, "reason");
   a.overall_change = number_of(j, "overall_change");
   a.overall_interval = interval_of(j.value("overall_interval", nlohmann::json()));
+  a.overall_state = text_of(j, "overall_state");
   if (j.contains("traffic") && j["traffic"].is_object()) {
     const nlohmann::json &t = j["traffic"];
     a.traffic =

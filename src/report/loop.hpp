@@ -58,6 +58,8 @@ struct Attempt {
   std::string reason;  ///< the verdict's reason (a failed attempt's: why it failed)
   std::optional<double> overall_change;
   std::optional<std::pair<double, double>> overall_interval;
+  /// The overall row's state as decide recorded it ("" in lines written before it was kept).
+  std::string overall_state;
   std::vector<ClassChange> classes;
   /// The application's kernel time under the captured traffic ("overall"), when recorded.
   std::optional<ClassChange> traffic;

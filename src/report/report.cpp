@@ -46,7 +46,8 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
   view.confidence = family.keep_confidence;
   view.classes = last->classes;
   if (last->overall_change) {
-    view.overall = ClassChange{"overall", *last->overall_change, last->overall_interval, ""};
+    view.overall =
+        ClassChange{"overall", *last->overall_change, last->overall_interval, last->overall_state};
   }
   fs::path file = layout.decision(last->candidate);
   if (fs::exists(file)) {
@@ -72,9 +73,10 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       }
     }
   }
-  // The overall row's own state from its change and interval: attempts.jsonl records none, and
-  // decision.json files of kopt before 2026-11-28 hold "tie" there whatever the change.
-  if (view.overall) {
+  // The overall row's state as decide recorded it (attempts.jsonl's overall_state, or the
+  // decision's row); from its change, interval and today's threshold only for lines written
+  // before the state was kept (decision.json files of kopt before 2026-11-28 hold "tie" there).
+  if (view.overall && last->overall_state.empty()) {
     view.overall->state =
         change_state(view.overall->change, view.overall->interval, view.threshold);
   }

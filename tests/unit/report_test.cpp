@@ -389,4 +389,34 @@ TEST_CASE("svg helpers: escaping, numbers, scales, ticks") {
   CHECK(narrow.ticks(5) == std::vector<double>{0.98, 1, 1.02});
 }
 
+TEST_CASE("the report shows the states decide recorded, whatever the threshold says now") {
+  // +0.5% [+0.2%, +0.8%] was a tie under the 1% threshold it was decided with; under 0.1% it
+  // would read as worse. The recorded overall_state stands; a line without one is judged again.
+  std::string line =
+      R"({"kind":"attempt","date":"d1","candidate":"07","hash":"c1","best":"00","best_hash":"aa","proposal":"","target":"global","hypothesis":"h","verdict":"tie","reason":"","consecutive_regressions":0,"overall_change":0.005,"overall_interval":[0.002,0.008],"overall_state":"tie","classes":[{"class":"small","change":0.005,"interval":[0.002,0.008],"state":"tie"}],"event":""})";
+  std::string loop =
+      std::string(
+          R"({"kind":"baseline","date":"d0","candidate":"00","hash":"aa","geomean_us":12.5,"measured_by":"chrono"})") +
+      "\n" + line + "\n";
+  TempDir tmp;
+  for (double threshold : {0.01, 0.001}) {
+    CAPTURE(threshold);
+    auto figure =
+        report::history_figure(report::read_attempts(tmp.write("a.jsonl", loop)), threshold);
+    REQUIRE(figure);
+    std::string row = figure->html.substr(figure->html.find("<tr data-attempt=\"07\">"));
+    row = row.substr(0, row.find("</tr>"));
+    CHECK(row.find(">+0.50%</b> tie<br><small>[+0.20%, +0.80%]</small></td><td>h</td>") !=
+          std::string::npos);
+  }
+  std::string old = line;
+  old.erase(old.find(R"("overall_state":"tie",)"), std::string(R"("overall_state":"tie",)").size());
+  auto figure = report::history_figure(
+      report::read_attempts(tmp.write("b.jsonl", loop.substr(0, loop.find('\n') + 1) + old + "\n")),
+      0.001);
+  REQUIRE(figure);
+  CHECK(figure->html.find(">+0.50%</b> worse<br><small>[+0.20%, +0.80%]</small></td><td>h</td>") !=
+        std::string::npos);
+}
+
 TEST_SUITE_END();
