@@ -311,9 +311,9 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                             const Change &change, const NewRequest &request,
                             util::ProcessRunner &runner) {
   if (!spec::is_canonical_candidate_id(request.id)) {
-    throw Error("--id: expected two or more digits without a leading zero beyond two (07, 123), "
-                "got '" +
-                util::excerpt(request.id) + "'");
+    throw Error("--id: expected " + spec::candidate_id_rule() +
+                " without a leading zero beyond two (07, 123), got '" + util::excerpt(request.id) +
+                "'");
   }
   const Candidate &base = candidates.get(request.base);
   fs::path dir = family.candidates_dir / request.id;

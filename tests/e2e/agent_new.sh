@@ -55,7 +55,7 @@ echo "--- a non-canonical id is refused"
 if "$KOPT" new "${fam[@]}" --id 011 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/id.err" >/dev/null; then
   fail "id 011 was accepted"
 fi
-grep -q "\-\-id: expected two or more digits without a leading zero beyond two (07, 123), got '011'" "$WORK/id.err" ||
+grep -q "\-\-id: expected two to 64 digits without a leading zero beyond two (07, 123), got '011'" "$WORK/id.err" ||
   { cat "$WORK/id.err"; fail "the id's message"; }
 echo "--- with 11 away, the patch makes the same candidate"
 mv "$family_src/candidates/11" "$WORK/c11"
