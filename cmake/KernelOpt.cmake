@@ -311,8 +311,15 @@ function(_kopt_register_family name)
     list(APPEND fields "  \"${key}\": \"${value}\"")
   endforeach()
   list(JOIN fields ",\n" body)
-  file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/kopt/${name}.family.json" CONTENT "{\n${body}\n}\n"
-       @ONLY)
+  # Written as is (file(CONFIGURE) would read `@x@` in a path as a variable), when it changed.
+  set(file "${CMAKE_BINARY_DIR}/kopt/${name}.family.json")
+  set(old "")
+  if(EXISTS "${file}")
+    file(READ "${file}" old)
+  endif()
+  if(NOT old STREQUAL "{\n${body}\n}\n")
+    file(WRITE "${file}" "{\n${body}\n}\n")
+  endif()
 endfunction()
 
 # Configure time: validates the spec and generates every candidate (bad specs fail here, with

@@ -1,6 +1,7 @@
 #include "buildinfo/compile_launcher.hpp"
 
 #include "buildinfo/build_flags.hpp"
+#include "buildinfo/ninja_deps.hpp"
 #include "buildinfo/remote_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -20,7 +21,7 @@ std::string absolute_against(const std::string &path, const fs::path &base) {
   return p.is_absolute() ? path : (base / p).lexically_normal().string();
 }
 
-// Splits a depfile into its whitespace-separated words, honouring "\ " and "\\\n".
+// Splits a depfile into its whitespace-separated words, honouring "\ ", "\\\n" and "$$".
 std::vector<std::string> depfile_words(const std::string &text) {
   std::vector<std::string> words;
   std::string word;
@@ -45,6 +46,11 @@ std::vector<std::string> depfile_words(const std::string &text) {
         continue;
       }
     }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      word += c;
+      ++i;
+      continue;
+    }
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       if (!word.empty()) {
         words.push_back(word);
@@ -60,21 +66,25 @@ std::vector<std::string> depfile_words(const std::string &text) {
   return words;
 }
 
-std::string escape_dep(const std::string &path) {
-  std::string out;
-  for (char c : path) {
-    if (c == ' ' || c == '#') {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out;
-}
-
 // Characters of a path in compiler output: it ends at blanks, quotes, brackets, commas, colons.
 bool path_char(char c) {
   return !std::isspace(static_cast<unsigned char>(c)) && c != ':' && c != '\'' && c != '"' &&
          c != '(' && c != ')' && c != ',';
+}
+
+// A path as a ccache setting. ccache reads CCACHE_* variables as it reads its config file:
+// `$NAME` and `${NAME}` in a value name environment variables, and a `$` has no escape. Each
+// `$` of the path becomes `${KOPT_CCACHE_DOLLAR}`, a variable that holds "$" (ccache does not
+// expand what a variable holds), set in `env`.
+std::string ccache_path(const std::string &path, std::map<std::string, std::string> &env) {
+  std::string out;
+  for (char c : path) {
+    out += c == '$' ? std::string("${KOPT_CCACHE_DOLLAR}") : std::string(1, c);
+  }
+  if (out != path) {
+    env["KOPT_CCACHE_DOLLAR"] = "$";
+  }
+  return out;
 }
 
 } // namespace
@@ -166,10 +176,10 @@ std::vector<std::string> rewrite_compile_args(const std::vector<std::string> &ar
   return out;
 }
 
-std::string rewrite_depfile(const std::string &text, const fs::path &cwd,
-                            const std::string &target) {
+std::string rewrite_depfile(const std::string &text, const fs::path &cwd, const std::string &target,
+                            const fs::path &build_dir) {
   std::vector<std::string> words = depfile_words(text);
-  std::string out = escape_dep(target) + ":";
+  std::string out = ninja_depfile_word(target, build_dir) + ":";
   bool after_target = false;
   for (const auto &word : words) {
     if (!after_target) {
@@ -182,7 +192,7 @@ std::string rewrite_depfile(const std::string &text, const fs::path &cwd,
     if (!word.empty() && word.back() == ':') {
       break; // a second rule (from -MP): ninja needs only the first
     }
-    out += " \\\n  " + escape_dep(absolute_against(word, cwd));
+    out += " \\\n  " + ninja_depfile_word(absolute_against(word, cwd), build_dir);
   }
   return out + "\n";
 }
@@ -197,7 +207,7 @@ int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
   util::Command command;
   command.argv = rewrite_compile_args(args, build_dir);
   command.cwd = cwd;
-  command.env["CCACHE_BASEDIR"] = base_dir.string();
+  command.env["CCACHE_BASEDIR"] = ccache_path(base_dir.string(), command.env);
   command.env["CCACHE_NOHASHDIR"] = "true";
   if (!remote_storage.empty()) {
     // A shared cache that is down must cost a warning, not the build: dropping it here also
@@ -217,7 +227,7 @@ int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
       std::string stats = command.argv[i + 1] + ".kopt-ccache";
       std::error_code ignored;
       fs::remove(stats, ignored);
-      command.env["CCACHE_STATSLOG"] = stats;
+      command.env["CCACHE_STATSLOG"] = ccache_path(stats, command.env);
     }
   }
   util::ProcessResult result = runner.run(command);
@@ -246,7 +256,7 @@ int launch_compile(const std::vector<std::string> &args, const fs::path &cwd,
         std::vector<std::string> words = depfile_words(text);
         target = words.empty() ? "" : words[0].substr(0, words[0].size() - 1);
       }
-      util::write_file_atomic(depfile, rewrite_depfile(text, cwd, target));
+      util::write_file_atomic(depfile, rewrite_depfile(text, cwd, target, build_dir));
     }
   }
   return result.signal ? 128 + result.signal : result.exit_code;

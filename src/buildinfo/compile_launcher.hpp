@@ -20,10 +20,12 @@ std::vector<std::string> rewrite_compile_args(const std::vector<std::string> &ar
                                               const std::filesystem::path &build_dir);
 
 /// Rewrites a make-style depfile written from `cwd`: relative dependencies become absolute
-/// (ninja reads them relative to the build folder) and the target becomes `target` (a ccache
-/// hit returns the depfile of whichever candidate compiled first). Returns the new text.
+/// (ninja reads them relative to the build folder), or relative to `build_dir` where ninja could
+/// not read the absolute path back (ninja_depfile_word: a `'` in a folder above both), and the
+/// target becomes `target` (a ccache hit returns the depfile of whichever candidate compiled
+/// first). Returns the new text.
 std::string rewrite_depfile(const std::string &text, const std::filesystem::path &cwd,
-                            const std::string &target);
+                            const std::string &target, const std::filesystem::path &build_dir);
 
 /// Where one generated file of a candidate's folder came from (manifest.json's "sources").
 struct SourceOrigin {

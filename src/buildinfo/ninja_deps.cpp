@@ -2,7 +2,9 @@
 
 #include "util/text.hpp"
 
+#include <cctype>
 #include <sstream>
+#include <string_view>
 
 namespace kopt::buildinfo {
 
@@ -33,6 +35,37 @@ NinjaDeps parse_ninja_deps(const std::string &text, const fs::path &build_dir) {
     current = &deps[line.substr(0, colon)];
   }
   return deps;
+}
+
+bool ninja_depfile_can_hold(const std::string &path) {
+  for (char c : path) {
+    auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && u < 0x80 &&
+        std::string_view("+,/_:.~()}{%=@[]!- #$").find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string ninja_depfile_word(const fs::path &path, const fs::path &build_dir) {
+  std::string text = path.string();
+  if (!ninja_depfile_can_hold(text) && path.is_absolute()) {
+    std::string relative = path.lexically_relative(build_dir).string();
+    if (!relative.empty() && ninja_depfile_can_hold(relative)) {
+      text = relative;
+    }
+  }
+  std::string out;
+  for (char c : text) {
+    if (c == ' ' || c == '#') {
+      out += '\\';
+    } else if (c == '$') {
+      out += '$';
+    }
+    out += c;
+  }
+  return out;
 }
 
 namespace {
@@ -81,7 +114,16 @@ IdentityCheck check_identity(const NinjaDeps &deps, const std::string &target,
     check.problems.push_back("ninja recorded no dependencies for target " + target +
                              " (not built yet, or not built by ninja)");
   } else if (!read_own_header) {
-    check.problems.push_back("no object of " + target + " read " + own_header.string());
+    std::string problem = "no object of " + target + " read " + own_header.string();
+    if (!ninja_depfile_can_hold(own_header.string())) {
+      // The launcher names it relative to the build folder then, which fails only when such a
+      // character lies below the folder the two share.
+      problem += " (ninja's depfiles cannot name a path that holds a quote, `;`, `&`, `|`, `*`, "
+                 "`?`, `<`, `>`, a backslash or a control character unless it is relative to the "
+                 "build folder: keep such characters out of the folders below the one the build "
+                 "and state folders share)";
+    }
+    check.problems.push_back(problem);
   }
   check.ok = check.problems.empty();
   return check;

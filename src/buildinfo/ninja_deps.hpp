@@ -19,6 +19,18 @@ using NinjaDeps = std::map<std::string, std::vector<std::string>>;
 /// are relative to the build folder) are made absolute against `build_dir`.
 NinjaDeps parse_ninja_deps(const std::string &text, const std::filesystem::path &build_dir);
 
+/// Whether ninja's depfile parser can read `path` back whole: besides letters, digits and
+/// `+,/_:.~()}{%=@[]!-` and bytes of non-ASCII characters, it reads a space, `#` and `$` escaped
+/// (`\ `, `\#`, `$$`) and nothing else: a `'`, `"`, `&`, `;` or a control character ends the
+/// name there, and a backslash is read as part of the name.
+bool ninja_depfile_can_hold(const std::string &path);
+
+/// `path` as one word of a depfile ninja reads, escaped (`\ `, `\#`, `$$`). An absolute path
+/// that ninja could not read whole is written relative to `build_dir` (where ninja runs and
+/// against which it reads relative names) when that form can be read.
+std::string ninja_depfile_word(const std::filesystem::path &path,
+                               const std::filesystem::path &build_dir);
+
 /// Proof that a candidate's objects were compiled from its own generated sources.
 struct IdentityCheck {
   bool ok = false;

@@ -142,6 +142,10 @@ std::string same_number(const std::string &id, const std::vector<std::string> &i
 std::string unknown_candidate(const std::string &id, const std::vector<std::string> &ids,
                               const fs::path &landed_dir) {
   std::string there = " (candidates: " + util::join(ids, ", ") + ")";
+  if (id.size() > spec::max_candidate_id_size) {
+    return "'" + util::excerpt(id) + "' is not a candidate id: expected " +
+           spec::candidate_id_rule() + there;
+  }
   std::error_code ec;
   if (!landed_dir.empty() && fs::is_directory(landed_dir, ec)) {
     std::vector<std::string> landed;

@@ -102,6 +102,11 @@ std::string content_hash_of(const spec::Family &family,
 /// Whether a path that plain_file_inside checks may be absent (a file about to be written).
 enum class Missing { refused, allowed };
 
+/// Why a file whose name holds a control, bidirectional or invisible character is refused (its
+/// name shown with util::quote_hidden in front).
+inline constexpr const char *kHiddenName =
+    "has a name with a control, bidirectional or invisible character (shown escaped)";
+
 /// "" when `rel` under `root` is reached through folders alone (no part of it a symlink, no
 /// `..`) and is a regular file (or, with Missing::allowed, is not there yet); else what it is
 /// instead, to follow `rel` in a message: "is a symlink to /etc/passwd", "is under instances, which

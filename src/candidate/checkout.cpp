@@ -189,11 +189,13 @@ Change folder_change(const spec::Family &family, const CandidateSet &candidates,
     if (fs::is_directory(status) || rel == kCheckoutMarker) {
       continue;
     }
-    std::string why = why_not_plain_inside(dir, rel, Missing::refused);
+    std::string why = util::has_hidden_characters(rel)
+                          ? std::string(kHiddenName)
+                          : why_not_plain_inside(dir, rel, Missing::refused);
     if (!why.empty()) {
       // A generated folder's links (a build folder's) are dropped unread, as its files are.
       if (!is_generated_path(rel)) {
-        refused.push_back(rel + " " + why);
+        refused.push_back(util::quote_hidden(rel) + " " + why);
       }
       continue;
     }
@@ -203,7 +205,7 @@ Change folder_change(const spec::Family &family, const CandidateSet &candidates,
   if (!refused.empty()) {
     std::sort(refused.begin(), refused.end());
     throw Error(what + ": refused: a candidate takes regular files inside the folder only: " +
-                util::join(refused, "; ") + "; nothing written");
+                util::join_capped(refused, "; ") + "; nothing written");
   }
   return {diff_files(before, after, runner), what, {}};
 }

@@ -146,12 +146,17 @@ std::vector<std::string> family_paths(const spec::Family &family,
       !place.prefix.empty() && std::any_of(files.begin(), files.end(), [&](const PatchFile &f) {
         return f.path().starts_with(place.prefix);
       });
+  std::vector<std::string> hidden;
   std::vector<std::string> escapes;
   std::vector<std::string> rel(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     for (const std::string *p : {&files[i].old_path, &files[i].new_path}) {
       std::string why;
       if (p->empty()) {
+        continue;
+      }
+      if (util::has_hidden_characters(*p)) {
+        hidden.push_back(util::quote_hidden(*p) + " (" + line_of(change, files[i]) + ")");
         continue;
       }
       std::string r = family_relative(family, place, repo_paths, *p, why);
@@ -162,11 +167,57 @@ std::vector<std::string> family_paths(const spec::Family &family,
       }
     }
   }
+  if (!hidden.empty()) {
+    throw Error(change.source +
+                ": refused: a path holds a control, bidirectional or invisible "
+                "character (shown escaped), which a message or a terminal would not show as it "
+                "is: " +
+                util::join_capped(hidden, "; ") + "; nothing written");
+  }
   if (!escapes.empty()) {
     throw Error(change.source + ": refused: the change reaches outside the family folder " +
-                family.dir.string() + ": " + util::join(escapes, "; ") + "; nothing written");
+                family.dir.string() + ": " + util::join_capped(escapes, "; ") +
+                "; nothing written");
   }
   return rel;
+}
+
+// Why section `f`, a change of `rel`, cannot make a candidate: a rename, a copy, a deletion, or
+// a symbolic link (git writes a file turned into one as its deletion and a new link); "" when
+// it can.
+std::string whole_file_refusal(const PatchFile &f, const std::vector<PatchFile> &files,
+                               const std::string &rel) {
+  std::string name = util::quote_hidden(rel);
+  if (f.copied) {
+    return name + ": copies are not supported: the change copies " +
+           util::quote_hidden(f.old_path) +
+           " to it (git diff -C); give the new file whole instead (git diff --no-renames)";
+  }
+  if (f.renamed) {
+    return name + ": a candidate cannot rename a file";
+  }
+  bool link = f.new_mode == "120000" ||
+              (f.new_path.empty() && std::any_of(files.begin(), files.end(), [&](const auto &g) {
+                 return g.new_mode == "120000" && g.new_path == f.old_path;
+               }));
+  if (link) {
+    return name + " is a symbolic link: a candidate holds regular files only";
+  }
+  return f.new_path.empty() ? name + ": a candidate cannot delete a file" : "";
+}
+
+// The refusal of a change that touches `refused`, files that are not editable: the first ten
+// named, and the family's editable files.
+std::string not_editable(const spec::Family &family, const Change &change,
+                         const std::vector<std::string> &refused) {
+  std::vector<std::string> editable = family.editable;
+  if (std::find(editable.begin(), editable.end(), family.kernel_template) == editable.end()) {
+    editable.push_back(family.kernel_template);
+  }
+  return change.source + ": refused: the change touches files that are not editable: " +
+         util::join_capped(refused, ", ") + " (family " + family.name +
+         "'s editable files: " + util::join(editable, ", ") +
+         ", and instances/<instance>.in); nothing written";
 }
 
 // The pid a staging folder's name ends with (`.new-<id>-<pid>`, `.old-<id>-<pid>`), 0 if none.
@@ -287,6 +338,10 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
     if (path.empty()) {
       continue;
     }
+    if (util::has_hidden_characters(path)) {
+      refused.push_back(util::quote_hidden(path) + " " + kHiddenName);
+      continue;
+    }
     if (is_generated_path(path.substr(place.prefix.size()))) {
       change.text += new_file_section(path, std::string(1, '\0'));
       continue;
@@ -294,14 +349,14 @@ Change read_change(const spec::Family &family, ChangeKind kind, const std::strin
     // git lists an untracked symlink as a file: its target is no part of the worktree.
     std::string why = why_not_plain_inside(top, path, Missing::refused);
     if (!why.empty()) {
-      refused.push_back(path + " " + why);
+      refused.push_back(util::quote_hidden(path) + " " + why);
       continue;
     }
     change.text += new_file_section(path, util::read_file(top / path));
   }
   if (!refused.empty()) {
     throw Error(what + ": refused: a candidate takes regular files inside the worktree only: " +
-                util::join(refused, "; ") + "; nothing written");
+                util::join_capped(refused, "; ") + "; nothing written");
   }
   return change;
 }
@@ -311,9 +366,9 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
                             const Change &change, const NewRequest &request,
                             util::ProcessRunner &runner) {
   if (!spec::is_canonical_candidate_id(request.id)) {
-    throw Error("--id: expected two or more digits without a leading zero beyond two (07, 123), "
-                "got '" +
-                util::excerpt(request.id) + "'");
+    throw Error("--id: expected " + spec::candidate_id_rule() +
+                " without a leading zero beyond two (07, 123), got '" + util::excerpt(request.id) +
+                "'");
   }
   const Candidate &base = candidates.get(request.base);
   fs::path dir = family.candidates_dir / request.id;
@@ -338,25 +393,15 @@ NewCandidate make_candidate(const spec::Family &family, const CandidateSet &cand
     } else if (f.binary) {
       result.dropped.push_back({rel[i], "binary"});
     } else if (!is_editable(family, rel[i])) {
-      refused.push_back(rel[i]);
-    } else if (f.renamed || f.new_path.empty()) {
-      throw Error(line_of(change, f) + ": " + rel[i] + ": a candidate cannot " +
-                  (f.renamed ? "rename" : "delete") + " a file; refused, nothing written");
-    } else if (f.new_mode == "120000") {
-      throw Error(line_of(change, f) + ": " + rel[i] +
-                  ": a candidate holds regular files, not symlinks; refused, nothing written");
+      refused.push_back(util::quote_hidden(rel[i]));
+    } else if (std::string why = whole_file_refusal(f, files, rel[i]); !why.empty()) {
+      throw Error(line_of(change, f) + ": " + why + "; refused, nothing written");
     } else if (!f.hunks.empty()) {
       kept += rewrite_patch(f, rel[i]);
     }
   }
   if (!refused.empty()) {
-    std::vector<std::string> editable = family.editable;
-    if (std::find(editable.begin(), editable.end(), family.kernel_template) == editable.end()) {
-      editable.push_back(family.kernel_template);
-    }
-    throw Error(change.source + ": refused: the change touches files that are not editable: " +
-                util::join(refused, ", ") + " (family " + family.name + "'s editable files: " +
-                util::join(editable, ", ") + ", and instances/<instance>.in); nothing written");
+    throw Error(not_editable(family, change, refused));
   }
 
   std::map<std::string, std::string> before = candidates.files(family, base.id());

@@ -1,6 +1,7 @@
 #include "candidate/patch.hpp"
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 #include <cstdlib>
 
@@ -48,7 +49,7 @@ std::string unquote(std::string_view text, size_t &consumed, const std::string &
     }
   }
   if (i >= text.size()) {
-    throw Error(where + ": unterminated quoted path: " + std::string(text));
+    throw Error(where + ": unterminated quoted path: " + util::quote_hidden(util::excerpt(text)));
   }
   consumed = i + 1;
   return out;
@@ -101,7 +102,7 @@ std::pair<std::string, std::string> git_line_paths(std::string_view rest,
   size_t space = rest.find(" b/");
   if (space == std::string_view::npos) {
     throw Error(where + ": expected 'diff --git a/<path> b/<path>', got 'diff --git " +
-                std::string(rest) + "'");
+                util::quote_hidden(util::excerpt(rest)) + "'");
   }
   return {std::string(rest.substr(0, space)), std::string(rest.substr(space + 1))};
 }
@@ -113,8 +114,8 @@ int hunk_count(std::string_view range, const std::string &where, std::string_vie
   }
   std::string digits(range.substr(comma + 1));
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-    throw Error(where + ": hunk header: expected '@@ -a,b +c,d @@', got '" + std::string(header) +
-                "'");
+    throw Error(where + ": hunk header: expected '@@ -a,b +c,d @@', got '" +
+                util::quote_hidden(util::excerpt(header)) + "'");
   }
   return std::atoi(digits.c_str());
 }
@@ -184,10 +185,10 @@ private:
       f.new_path.clear();
     } else if (line.starts_with("new mode ")) {
       f.new_mode = rest("new mode ");
-    } else if (line.starts_with("rename from ") || line.starts_with("copy from ")) {
+    } else if (line.starts_with("rename from ") || line.starts_with("rename to ")) {
       f.renamed = true;
-    } else if (line.starts_with("rename to ") || line.starts_with("copy to ")) {
-      f.renamed = true;
+    } else if (line.starts_with("copy from ") || line.starts_with("copy to ")) {
+      f.copied = true;
     } else if (line.starts_with("--- ")) {
       f.old_path = strip_git_prefix(header_path(line.substr(4), where()));
     } else if (line.starts_with("+++ ")) {
@@ -226,7 +227,7 @@ private:
     if (minus == std::string_view::npos || plus == std::string_view::npos ||
         close == std::string_view::npos) {
       throw Error(where() + ": hunk header: expected '@@ -a,b +c,d @@', got '" +
-                  std::string(header) + "'");
+                  util::quote_hidden(util::excerpt(header)) + "'");
     }
     int old_left = hunk_count(header.substr(minus + 2, plus - minus - 2), where(), header);
     int new_left = hunk_count(header.substr(plus + 2, close - plus - 2), where(), header);
@@ -249,10 +250,11 @@ private:
         --new_left;
       } else if (c != '\\') {
         throw Error(where() + ": hunk line: expected ' ', '-', '+' or '\\', got '" +
-                    std::string(line) + "'");
+                    util::quote_hidden(util::excerpt(line)) + "'");
       }
       if (old_left < 0 || new_left < 0) {
-        throw Error(where() + ": hunk is longer than its header '" + std::string(header) + "'");
+        throw Error(where() + ": hunk is longer than its header '" +
+                    util::quote_hidden(util::excerpt(header)) + "'");
       }
       ++at_;
     }

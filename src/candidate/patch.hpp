@@ -13,7 +13,8 @@ struct PatchFile {
   std::string new_path; ///< "" for a deleted file (/dev/null)
   int line = 0;         ///< the patch line where the section starts
   bool binary = false;  ///< "GIT binary patch" or "Binary files ... differ"
-  bool renamed = false; ///< "rename from/to" or "copy from/to"
+  bool renamed = false; ///< "rename from/to"
+  bool copied = false;  ///< "copy from/to" (git diff -C)
   std::string new_mode; ///< "new file mode" or "new mode" (e.g. "120000": a symlink)
   std::string hunks;    ///< the text hunks, from the first "@@" line, verbatim
 

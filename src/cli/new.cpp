@@ -53,7 +53,7 @@ std::string base_of(const LoadedFamily &loaded, candidate::ChangeKind kind,
 Handler setup_new(CLI::App &app) {
   auto options = std::make_shared<NewOptions>();
   options->family.add_to(app);
-  app.add_option("--id", options->request.id, "the new candidate's id (two or more digits)")
+  app.add_option("--id", options->request.id, "the new candidate's id (two to 64 digits)")
       ->required();
   app.add_option("--base", options->request.base,
                  "the candidate the change applies to (its files fill in the rest); default for "

@@ -104,6 +104,92 @@ std::string excerpt(std::string_view text, size_t limit) {
   return std::string(text.substr(0, limit)) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at text[at] and its code point; 0 when it is not UTF-8.
+size_t utf8_at(std::string_view text, size_t at, char32_t &code) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  size_t size = lead < 0x80           ? 1
+                : (lead >> 5) == 0x6  ? 2
+                : (lead >> 4) == 0xe  ? 3
+                : (lead >> 3) == 0x1e ? 4
+                                      : 0;
+  if (size == 0 || at + size > text.size()) {
+    return 0;
+  }
+  code = size == 1 ? lead : lead & (0x7f >> size);
+  for (size_t i = 1; i < size; ++i) {
+    if ((byte(at + i) & 0xc0) != 0x80) {
+      return 0;
+    }
+    code = (code << 6) | (byte(at + i) & 0x3f);
+  }
+  static const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  bool bad = code < smallest[size] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff);
+  return bad ? 0 : size;
+}
+
+bool hidden(char32_t c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x61c || (c >= 0x200b && c <= 0x200f) ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+} // namespace
+
+bool has_hidden_characters(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    char32_t code = 0;
+    size_t size = utf8_at(text, at, code);
+    if (size == 0 || hidden(code)) {
+      return true;
+    }
+    at += size;
+  }
+  return false;
+}
+
+std::string quote_hidden(std::string_view text) {
+  if (!has_hidden_characters(text)) {
+    return std::string(text);
+  }
+  std::string out = "\"";
+  char buffer[16];
+  for (size_t at = 0; at < text.size();) {
+    char32_t code = 0;
+    size_t size = utf8_at(text, at, code);
+    char c = text[at];
+    if (size == 0) {
+      std::snprintf(buffer, sizeof buffer, "\\x%02x", static_cast<unsigned char>(c));
+      out += buffer;
+      ++at;
+      continue;
+    }
+    if (c == '"' || c == '\\') {
+      out += std::string("\\") + c;
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+    } else if (hidden(code)) {
+      std::snprintf(buffer, sizeof buffer, code < 0x80 ? "\\x%02x" : "\\u%04x",
+                    static_cast<unsigned>(code));
+      out += buffer;
+    } else {
+      out += text.substr(at, size);
+    }
+    at += size;
+  }
+  return out + "\"";
+}
+
+std::string join_capped(const std::vector<std::string> &items, std::string_view sep, size_t limit) {
+  if (items.size() <= limit) {
+    return join(items, sep);
+  }
+  std::vector<std::string> first(items.begin(), items.begin() + static_cast<long>(limit));
+  return join(first, sep) + std::string(sep) + "and " + std::to_string(items.size() - limit) +
+         " more";
+}
+
 int64_t parse_int(std::string_view text, const std::string &where) {
   std::string clean = without_separators(text);
   int64_t value = 0;

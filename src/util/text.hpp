@@ -31,6 +31,22 @@ bool is_digits(std::string_view text);
 /// messages that quote an input of any size.
 std::string excerpt(std::string_view text, size_t limit = 80);
 
+/// Whether `text` holds a character that would not show as itself in a message: an ASCII or C1
+/// control character (a newline, a tab, DEL...), a bidirectional control (U+202A-U+202E,
+/// U+2066-U+2069, U+200E, U+200F, U+061C), a zero-width or line-separator character
+/// (U+200B-U+200D, U+2028, U+2029, U+FEFF), or a byte that is not UTF-8.
+bool has_hidden_characters(std::string_view text);
+
+/// Returns `text` as is when has_hidden_characters() is false, else in double quotes with C-style
+/// escapes (`\n`, `\t`, `\x7f`, `\u202e`, `\"`, `\\`): a name in a message that cannot
+/// reorder or hide the rest of the line.
+std::string quote_hidden(std::string_view text);
+
+/// Joins the first `limit` of `items` with `sep`, then "and N more" when there are more: a list
+/// in a message stays one line however many items a bad input holds.
+std::string join_capped(const std::vector<std::string> &items, std::string_view sep,
+                        size_t limit = 10);
+
 /// Parses a whole decimal integer; thousands separators (",") are accepted. Throws
 /// `<where>: expected an integer, got '<text>'`.
 int64_t parse_int(std::string_view text, const std::string &where);

@@ -2,7 +2,10 @@
 # edit of the editable header is kept, a binary file and a build/ file are dropped with warnings
 # naming them; a patch leaving the family folder, one touching a file that is not editable and
 # one that gives BEST's content back or another candidate's, or a non-canonical id, are refused,
-# and a refused patch writes nothing anywhere.
+# and a refused patch writes nothing anywhere. Refusals name what to change: 5000 files not
+# editable are ten names and "and 4990 more"; a newline or a U+202E in a path is refused and
+# shown escaped; a copy says copies are not supported, a file turned into a symbolic link says
+# so; an id of 300 digits names the id rule (not the OS's "File name too long").
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need git
 need python3
@@ -55,7 +58,7 @@ echo "--- a non-canonical id is refused"
 if "$KOPT" new "${fam[@]}" --id 011 --base 00 --from-patch "$WORK/change.patch" 2>"$WORK/id.err" >/dev/null; then
   fail "id 011 was accepted"
 fi
-grep -q "\-\-id: expected two or more digits without a leading zero beyond two (07, 123), got '011'" "$WORK/id.err" ||
+grep -q "\-\-id: expected two to 64 digits without a leading zero beyond two (07, 123), got '011'" "$WORK/id.err" ||
   { cat "$WORK/id.err"; fail "the id's message"; }
 echo "--- with 11 away, the patch makes the same candidate"
 mv "$family_src/candidates/11" "$WORK/c11"
@@ -153,6 +156,46 @@ ln -s "$WORK/outside" "$WORK/co/instances"
 echo "// outside" >"$WORK/outside/gemm_16x16x16.in"
 refused_new dir-folder-link "instances is a symlink to $WORK/outside" --from-dir "$WORK/co"
 rm -f "$WORK/outside/gemm_16x16x16.in" "$WORK/co/instances"
+
+echo "--- messages that name what to change: a long list capped, hidden characters escaped, copies, links, ids"
+python3 - "$WORK/many.patch" <<'PY'
+import sys
+with open(sys.argv[1], "w") as out:
+    for i in range(5000):
+        out.write(f"diff --git a/notes/f{i:04}.txt b/notes/f{i:04}.txt\nnew file mode 100644\n"
+                  f"--- /dev/null\n+++ b/notes/f{i:04}.txt\n@@ -0,0 +1 @@\n+x\n")
+PY
+refused many "not editable: notes/f0000.txt, notes/f0001.txt, notes/f0002.txt, notes/f0003.txt, notes/f0004.txt, notes/f0005.txt, notes/f0006.txt, notes/f0007.txt, notes/f0008.txt, notes/f0009.txt, and 4990 more (family host_gemm's editable files" \
+  "$WORK/many.patch"
+[ "$(wc -c <"$WORK/logs/many.err")" -lt 1000 ] || fail "5000 files make a $(wc -c <"$WORK/logs/many.err")-byte message"
+# git quotes a name with a newline ("\n"); a U+202E (right-to-left override) it writes as is.
+printf 'diff --git "a/gemm\\nkernel.hpp" "b/gemm\\nkernel.hpp"\nnew file mode 100644\n--- /dev/null\n+++ "b/gemm\\nkernel.hpp"\n@@ -0,0 +1 @@\n+x\n' >"$WORK/newline.patch"
+printf 'diff --git a/evil\xe2\x80\xaeppa.hpp b/evil\xe2\x80\xaeppa.hpp\nnew file mode 100644\n--- /dev/null\n+++ b/evil\xe2\x80\xaeppa.hpp\n@@ -0,0 +1 @@\n+x\n' >"$WORK/bidi.patch"
+for kind in newline bidi; do
+  refused $kind "refused: a path holds a control, bidirectional or invisible character (shown escaped)" "$WORK/$kind.patch"
+done
+grep -qF '"gemm\nkernel.hpp" (' "$WORK/logs/newline.err" || { cat "$WORK/logs/newline.err"; fail "the newline is not escaped"; }
+grep -qF '"evil\u202eppa.hpp" (' "$WORK/logs/bidi.err" || { cat "$WORK/logs/bidi.err"; fail "the U+202E is not escaped"; }
+! grep -q $'\xe2\x80\xae' "$WORK/logs/bidi.err" || fail "the U+202E is printed raw"
+printf 'diff --git a/gemm_kernel.hpp b/instance.cpp.in\nsimilarity index 100%%\ncopy from gemm_kernel.hpp\ncopy to instance.cpp.in\n' >"$WORK/copy.patch"
+refused copy "instance.cpp.in: copies are not supported: the change copies gemm_kernel.hpp to it (git diff -C)" "$WORK/copy.patch"
+git -C "$WORK/wt" reset -q --hard HEAD
+git -C "$WORK/wt" clean -qfdx
+cp "$faster" "$WORK/faster.hpp"
+ln -sf "$WORK/faster.hpp" "$WORK/wt/host_gemm/gemm_kernel.hpp"
+refused_new worktree-tracked-link "gemm_kernel.hpp is a symbolic link: a candidate holds regular files only; refused" \
+  --base 00 --from-worktree "$WORK/wt"
+git -C "$WORK/wt" checkout -q -- host_gemm/gemm_kernel.hpp
+long_id=$(printf '1%.0s' $(seq 300))
+rc=0
+"$KOPT" new "${fam[@]}" --id "$long_id" --base 00 --from-patch "$WORK/relative.patch" >/dev/null 2>"$WORK/logs/long-id.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "... (300 bytes)'" "$WORK/logs/long-id.err" &&
+  grep -qF -- "--id: expected two to 64 digits without a leading zero beyond two (07, 123), got '1111" "$WORK/logs/long-id.err" ||
+  { cat "$WORK/logs/long-id.err"; fail "new --id <300 digits> exited $rc"; }
+rc=0
+"$KOPT" decide "${fam[@]}" --candidate "$long_id" >/dev/null 2>"$WORK/logs/long-decide.err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "... (300 bytes)' is not a candidate id: expected two to 64 digits" "$WORK/logs/long-decide.err" ||
+  { cat "$WORK/logs/long-decide.err"; fail "decide --candidate <300 digits> exited $rc"; }
 
 echo "--- checkout --replace writes no file through a symlinked folder of the worktree"
 mkdir -p "$WORK/co/instances"

@@ -4,6 +4,9 @@
 # file of the state changes; once repaired, the next record appends a whole line. Then verdicts
 # bound to content: a measurement of another candidate, a decision.json whose hash was forged and
 # a candidate edited after its decision are refused by decide and record, naming the file.
+# Last, a family and its build in a folder whose name holds a quote, `$x`, `@x@`, a space and
+# non-ASCII, with ccache: configures, builds, is correct, gets a keep (its bench checks its
+# identity), and kopt run in the build folder finds the family there.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
 need ninja
@@ -88,3 +91,32 @@ echo "// edited after its decision" >>"$kernel"
 expect_error_naming "$d: hash: expected" "$KOPT" record "${kopt_family[@]}" --candidate 01
 grep -qF "run kopt decide --candidate 01 again" "$WORK/out.log" || fail "no way out named"
 cp "$WORK/gemm_kernel.hpp.good" "$kernel"
+
+echo "--- a family and its build in a folder named with a quote, \$x, @x@, a space and non-ASCII"
+# ninja's depfiles end a name at a quote; ccache reads `$x` in its settings as a variable (unset),
+# file(CONFIGURE) reads `@x@` as one.
+odd="$WORK/it's \$x @x@ dir é"
+mkdir -p "$odd"
+cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$odd/host_gemm"
+family_src=$odd/host_gemm
+small_host_spec
+ob=$odd/b
+unset x
+{ cmake -S "$family_src" -B "$ob" -G Ninja -DKernelOpt_DIR="$KOPT_PACKAGE_DIR" \
+    -DCMAKE_BUILD_TYPE=Release -DKOPT_USE_CCACHE=ON &&
+    cmake --build "$ob" --target candidate_00 candidate_01; } >"$WORK/odd.log" 2>&1 ||
+  { cat "$WORK/odd.log"; fail "configure and build in $odd"; }
+if command -v ccache >/dev/null; then
+  # Each compile's ccache stats log lies beside its object, not where a `$x` expanded to.
+  stats=$(find "$ob" -name '*.o.kopt-ccache' | wc -l)
+  [ "$stats" -gt 0 ] || { cat "$WORK/odd.log"; fail "no ccache stats log beside an object in $ob"; }
+fi
+for label in correctness keep; do
+  ctest --test-dir "$ob" -L $label -R '^candidate_01\.' --output-on-failure >"$WORK/odd.log" 2>&1 ||
+    { cat "$WORK/odd.log"; fail "ctest -L $label -R candidate_01 in $odd"; }
+done
+expect_verdict "$ob/kopt/host_gemm/results/01/decision.json" keep
+(cd "$ob" && "$KOPT" ls --json >"$WORK/odd.json" 2>"$WORK/odd.log") ||
+  { cat "$WORK/odd.log"; fail "kopt ls in $ob (the family the configure registered)"; }
+[ "$(json_get "$WORK/odd.json" 1 id)" = 01 ] || fail "kopt ls in $ob: $(cat "$WORK/odd.json")"
+echo "ok: configured, built, correct and kept in $odd"

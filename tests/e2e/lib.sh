@@ -59,11 +59,16 @@ copy_host_family() {
   cp -r "$KOPT_SOURCE_DIR/examples/host_gemm" "$family_src"
 }
 
-# Cuts family_src down for agent loops: one instance and small shapes (two per class; K=200 is not
-# whole TK slices, which 02's change gets wrong), so that many candidates are cheap to build and
-# to measure; no candidates but the baseline.
+# Cuts family_src down for agent loops: one instance and small shapes (small_host_spec), no
+# candidates but the baseline.
 small_host_family() {
   rm -rf "$family_src"/candidates/0[1-9] "$family_src/agent"
+  small_host_spec
+}
+
+# Cuts family_src's spec down: one instance and small shapes (two per class; K=200 is not whole
+# TK slices, which 02's change gets wrong), so that candidates are cheap to build and to measure.
+small_host_spec() {
   python3 - "$family_src" <<'PY'
 import json, sys
 root = sys.argv[1]

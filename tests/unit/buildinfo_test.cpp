@@ -89,9 +89,36 @@ TEST_CASE("depfiles: paths made absolute against the compile's folder, target re
   std::string text = "CMakeFiles/other.dir/a.cpp.o: instances/a.cpp \\\n"
                      " src/my\\ k.hpp /usr/include/stdio.h\n"
                      "src/my\\ k.hpp:\n";
-  CHECK(bi::rewrite_depfile(text, "/b/gen/01", "CMakeFiles/t.dir/a.cpp.o") ==
+  CHECK(bi::rewrite_depfile(text, "/b/gen/01", "CMakeFiles/t.dir/a.cpp.o", "/b") ==
         "CMakeFiles/t.dir/a.cpp.o: \\\n  /b/gen/01/instances/a.cpp \\\n  /b/gen/01/src/my\\ k.hpp "
         "\\\n  /usr/include/stdio.h\n");
+}
+
+TEST_CASE("depfiles: a path ninja cannot read whole is named relative to the build folder") {
+  // ninja's depfile parser ends a name at a quote and has no escape for one; `$` is `$$`.
+  CHECK(bi::ninja_depfile_can_hold("/t/a b/#1/$x/caf\xc3\xa9/[k]+v,w@~.hpp"));
+  CHECK_FALSE(bi::ninja_depfile_can_hold("/t/it's"));
+  CHECK_FALSE(bi::ninja_depfile_can_hold("/t/a\"b"));
+  CHECK_FALSE(bi::ninja_depfile_can_hold("/t/a;b&c"));
+  CHECK_FALSE(bi::ninja_depfile_can_hold("/t/a\\b"));
+  CHECK_FALSE(bi::ninja_depfile_can_hold("/t/a\tb"));
+  std::string root = "/t/it's $x dir \xc3\xa9";
+  std::string text = "o.o: instances/a.cpp src/k.hpp \\\n /usr/include/stdio.h /o/$$v/h.hpp\n";
+  CHECK(bi::rewrite_depfile(text, root + "/b/gen/01", "CMakeFiles/t.dir/a.cpp.o", root + "/b") ==
+        "CMakeFiles/t.dir/a.cpp.o: \\\n  gen/01/instances/a.cpp \\\n  gen/01/src/k.hpp \\\n"
+        "  /usr/include/stdio.h \\\n  /o/$$v/h.hpp\n");
+  // A source beside the build folder goes up to the folder both share; a path whose quote is
+  // below that stays absolute (ninja cannot read either form).
+  CHECK(bi::ninja_depfile_word(root + "/src/h.hpp", root + "/b") == "../src/h.hpp");
+  CHECK(bi::ninja_depfile_word("/t/it's/h.hpp", "/u/b") == "/t/it's/h.hpp");
+  CHECK(bi::ninja_depfile_word("/t/a $b#", "/u/b") == "/t/a\\ $$b\\#");
+  // Where neither form could be read, the identity check's refusal says why.
+  bi::NinjaDeps deps{{"CMakeFiles/candidate_02.dir/a.o", {"/t/it"}}};
+  auto check =
+      bi::check_identity(deps, "candidate_02", "/t/it's/gen", "/t/it's/gen/02", "k.hpp", {});
+  REQUIRE(check.problems.size() == 1);
+  CHECK(check.problems[0].find("ninja's depfiles cannot name a path that holds a quote") !=
+        std::string::npos);
 }
 
 TEST_CASE("diagnostics: generated copies are named by the user's file and line") {

@@ -103,7 +103,7 @@ TEST_CASE("bad candidate folders") {
     tmp.write("tiny/candidates/x1/candidate.json", R"({"id": "x1"})");
     CHECK_THROWS_WITH_AS(kopt::candidate::CandidateSet::discover(family),
                          ((candidates / "x1" / "candidate.json").string() +
-                          ": id: expected two or more digits, got 'x1'")
+                          ": id: expected two to 64 digits, got 'x1'")
                              .c_str(),
                          kopt::Error);
   }
@@ -235,6 +235,32 @@ TEST_CASE("an unknown id: the id of the same number, or that it was landed") {
                          "unknown candidate '1', did you mean '01'? (candidates: 00, 01)",
                          kopt::Error);
   }
+}
+
+TEST_CASE("an id over 64 digits: refused naming the id rule, never the OS's 'File name too long'") {
+  std::string id64(64, '1');
+  std::string id300(300, '1');
+  CHECK(kopt::spec::is_canonical_candidate_id(id64));
+  CHECK_FALSE(kopt::spec::is_canonical_candidate_id(id64 + "1"));
+  CHECK(kopt::spec::candidate_id_rule() == "two to 64 digits");
+  TempDir tmp;
+  fs::path dir = tiny_dir(tmp);
+  auto set = kopt::candidate::CandidateSet::discover(kopt::spec::load_family(dir / "family.json"));
+  CHECK_THROWS_WITH_AS(set.get(id300),
+                       ("'" + id300.substr(0, 80) +
+                        "... (300 bytes)' is not a candidate id: expected two to 64 digits "
+                        "(candidates: 00, 01)")
+                           .c_str(),
+                       kopt::Error);
+  // A candidate.json whose id or base is over the rule is named at its field.
+  fs::path folder = dir / "candidates" / (id64 + "1");
+  tmp.write(fs::relative(folder / "candidate.json", tmp.path()).string(),
+            "{\"id\": \"" + id64 + "1\", \"base\": \"00\"}");
+  CHECK_THROWS_WITH_AS(kopt::spec::load_candidate_spec(folder / "candidate.json", id64 + "1"),
+                       ((folder / "candidate.json").string() +
+                        ": id: expected two to 64 digits, got '" + id64.substr(0, 64) + "1'")
+                           .c_str(),
+                       kopt::Error);
 }
 
 TEST_SUITE_END();

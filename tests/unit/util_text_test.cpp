@@ -31,4 +31,33 @@ TEST_CASE("nearest: case told apart, or not") {
   CHECK(nearest("zzzzzz", columns, Case::ignore) == "");
 }
 
+TEST_CASE("quote_hidden: controls, bidi and invisible characters escaped, other text as is") {
+  using kopt::util::has_hidden_characters;
+  using kopt::util::quote_hidden;
+  CHECK(quote_hidden("src/caf\xc3\xa9 k.hpp") == "src/caf\xc3\xa9 k.hpp");
+  CHECK_FALSE(has_hidden_characters("a\\b\"c"));
+  CHECK(quote_hidden("a\nb") == "\"a\\nb\"");
+  CHECK(quote_hidden("x\tq\"\\\x7f") == "\"x\\tq\\\"\\\\\\x7f\"");
+  CHECK(quote_hidden("evil\xe2\x80\xaeppa.hpp") == "\"evil\\u202eppa.hpp\""); // U+202E
+  CHECK(quote_hidden("a\xe2\x81\xa6"
+                     "b\xe2\x80\x8b"
+                     "c\xef\xbb\xbf") == "\"a\\u2066b\\u200bc\\ufeff\"");
+  CHECK(quote_hidden("c1\xc2\x85") == "\"c1\\u0085\"");
+  CHECK(quote_hidden("bad\xff\xc3") == "\"bad\\xff\\xc3\""); // not UTF-8
+  CHECK(has_hidden_characters("\xd8\x9c"));                  // U+061C
+  CHECK_FALSE(has_hidden_characters("\xe2\x80\x94"));        // an em dash shows as itself
+}
+
+TEST_CASE("join_capped: ten items, then how many more") {
+  std::vector<std::string> items;
+  for (int i = 0; i < 5000; ++i) {
+    items.push_back("f" + std::to_string(i));
+  }
+  CHECK(kopt::util::join_capped(items, ", ") ==
+        "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, and 4990 more");
+  CHECK(kopt::util::join_capped({"a", "b"}, "; ") == "a; b");
+  items.resize(10);
+  CHECK(kopt::util::join_capped(items, ", ").ends_with("f8, f9"));
+}
+
 TEST_SUITE_END();
