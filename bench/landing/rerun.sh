@@ -26,7 +26,7 @@ tests='^e2e\.(land_faults|ledger_faults|agent_land|agent_new|hostile_inputs|agen
 # work on the machine (another tree's tests, with their folders in place) is not counted.
 leftovers() {
   local pid cmd dir n=0
-  for pid in $(pgrep -f "kopt|/bin/(candidate_|app/candidate_)"); do
+  for pid in $(pgrep -f "kopt|/bin/(candidate_|app/candidate_)|/rounds/[^/]+/candidate_"); do
     [ "$pid" = "$$" ] && continue
     cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
     [[ "$cmd" == *"$0"* || "$cmd" == *pgrep* ]] && continue

@@ -28,7 +28,8 @@ ninja -C "$b" candidate_00 candidate_01 >"$WORK/build2.log" || { cat "$WORK/buil
 # machine).
 "$KOPT" bench "${fam[@]}" --golden-only >/dev/null || fail "golden after the change"
 
-harnesses() { pgrep -f "^$state/bin/candidate_" || true; }
+# A harness runs from the bin folder, or (a host benchmark run) as a copy in its round's folder.
+harnesses() { pgrep -f "^$state/(bin|results/[0-9]+/rounds/[^/ ]+)/candidate_" || true; }
 
 # interrupt <signal> <expected exit> <log> <kopt arguments...>: starts kopt, waits until its
 # harness runs, sends the signal and checks that kopt and every harness are gone within 2 s.
