@@ -138,8 +138,10 @@ crash_hang() {
   # The crash ends the measurement in its first round, named among the rounds planned; the
   # .bench test that measured it fails (its decision written for kopt record), so the keep test
   # needing it is not run.
-  json_get "$state/results/04/decision.json" reason | grep -Eq "round 1 of [2-9]" ||
-    fail "04: the crashed round is not named among the rounds planned"
+  local reason04
+  reason04=$(json_get "$state/results/04/decision.json" reason)
+  grep -Eq "round 1 of [2-9]" <<<"$reason04" ||
+    fail "04: the crashed round is not named among the rounds planned: $reason04"
   for id in 04 05; do
     grep -Eq "candidate_$id\.bench .*\*\*\*Failed" "$WORK/keep$id.log" ||
       { cat "$WORK/keep$id.log"; fail "candidate_$id.bench did not fail"; }
