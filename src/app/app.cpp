@@ -117,14 +117,6 @@ Run run_once(const spec::Family &family, const fs::path &exe, const std::string 
   return run;
 }
 
-double geomean(const std::vector<double> &values) {
-  double sum = 0;
-  for (double v : values) {
-    sum += std::log(v);
-  }
-  return std::exp(sum / static_cast<double>(values.size()));
-}
-
 // The paired comparison over the rounds, judged by the threshold alone (no earlier measurement
 // confirms a change within it): the application's change counts when its whole interval lies
 // beyond the threshold.
@@ -138,8 +130,8 @@ decide::ClassRow compare_rounds(const Result &r, double confidence, double thres
   row.configs = 1;
   // Each side's geomean over the rounds: their ratio is the paired change's centre exactly
   // (the mean of the per-round log ratios), so the times and the change printed agree.
-  row.best_us = geomean(r.best_us);
-  row.candidate_us = geomean(r.candidate_us);
+  row.best_us = util::geomean(r.best_us);
+  row.candidate_us = util::geomean(r.candidate_us);
   decide::set_paired_change(row, per_round, confidence);
   decide::paired_state(row, threshold);
   return row;

@@ -291,11 +291,11 @@ double config_time_us(const ConfigResult &c, size_t rounds) {
   if (rounds < 2 || c.rounds.size() < rounds) {
     return c.us;
   }
-  double log_sum = 0;
+  std::vector<double> medians;
   for (size_t k = 0; k < rounds; ++k) {
-    log_sum += std::log(util::median(c.rounds[k]));
+    medians.push_back(util::median(c.rounds[k]));
   }
-  return std::exp(log_sum / static_cast<double>(rounds));
+  return util::geomean(medians);
 }
 
 Measurement read_measurement(const std::filesystem::path &path) {

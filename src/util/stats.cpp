@@ -1,6 +1,7 @@
 #include "util/stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kopt::util {
 
@@ -16,6 +17,17 @@ double median(std::vector<double> values) {
   }
   double lower = *std::max_element(values.begin(), values.begin() + static_cast<long>(mid));
   return (lower + upper) / 2;
+}
+
+double geomean(const std::vector<double> &values) {
+  if (values.empty()) {
+    return 0;
+  }
+  double log_sum = 0;
+  for (double v : values) {
+    log_sum += std::log(v);
+  }
+  return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
 } // namespace kopt::util
