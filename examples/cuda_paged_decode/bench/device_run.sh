@@ -10,6 +10,9 @@
 # 4. kopt round 00 (the baseline, recorded as BEST), each other candidate in id order, then 90,
 #    which must be incorrect naming every mtp > 1 config and no mtp = 1 one;
 # 5. with KOPT_PAGED_AA=N, N A/As of BEST (candidates 91..), each a round against it.
+# KOPT_PAGED_IDS="02 04" (ids, space separated) builds, checks and rounds only those, in that order
+# (the first becomes BEST: with no ledger yet its round measures it beside the baseline 00, which
+# is built for that), then 90 if listed; the default is every candidate and 90, as above.
 # Results: $OUT/summary.txt (bench/summary.py's table), $OUT/machine.txt and $OUT/paged.tgz (the
 # state folder without the golden; the rounds' answers and logs, under paged/ while it runs).
 set -uo pipefail
@@ -36,14 +39,28 @@ kopt=$prefix/bin/kopt
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$root/examples/$family" "$work/src"
 fixture=$root/tests/fixtures/wrong/$family/causal_off_by_one
-mkdir "$work/src/candidates/90" && cp "$fixture/candidate.json" "$fixture/paged_kernel.cuh" "$work/src/candidates/90/"
-ids=$(cd "$work/src/candidates" && ls)
+picked=${KOPT_PAGED_IDS:-}
+if [ -z "$picked" ] || [[ " $picked " == *" 90 "* ]]; then
+  mkdir "$work/src/candidates/90" && cp "$fixture/candidate.json" "$fixture/paged_kernel.cuh" "$work/src/candidates/90/"
+fi
+if [ -n "$picked" ]; then # the listed order, 90 last
+  ids=$(for id in $picked; do [ "$id" = 90 ] || echo "$id"; done; [[ " $picked " != *" 90 "* ]] || echo 90)
+  for id in $ids; do
+    [ -d "$work/src/candidates/$id" ] || { echo "KOPT_PAGED_IDS: no candidate $id in $root/examples/$family/candidates"; exit 1; }
+  done
+  rounds=$ids
+else
+  ids=$(cd "$work/src/candidates" && ls)
+  rounds="00 $(echo "$ids" | grep -v '^00$')"
+fi
 b=$work/build
 s=$SECONDS
 cmake -S "$work/src" -B "$b" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-# shellcheck disable=SC2046
-cmake --build "$b" -j "$(nproc)" --target $(printf 'candidate_%s ' $ids) >"$out/build.log" 2>&1 ||
+# shellcheck disable=SC2086
+targets=$(printf 'candidate_%s\n' 00 $ids | sort -u) # 00: the first round's BEST side
+# shellcheck disable=SC2086
+cmake --build "$b" -j "$(nproc)" --target $targets >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; exit 1; }
 echo "family built in $((SECONDS - s)) s: $(echo $ids)"
 state=$b/kopt/$family
@@ -54,7 +71,7 @@ for id in $ids; do
     --out "$out/correctness_$id.csv" >"$out/correctness_$id.log" 2>&1
   echo "correctness $id: rc $? in $((SECONDS - s)) s"
 done
-for id in 00 $(echo "$ids" | grep -v '^00$'); do
+for id in $rounds; do
   s=$SECONDS
   "$kopt" round --id "$id" --json >"$out/round_$id.json" 2>"$out/round_$id.log"
   rc=$?
