@@ -506,7 +506,7 @@ __device__ inline int choose_chunk(const PagedArgs &a, const int *ctxs, int slot
 // waves of the slots): the chunk size choose_chunk picks, then each sequence's first chunk and
 // the chunks' list (at most cap), as the workspace's layout above.
 static __global__ void __launch_bounds__(kPlanThreads)
-    paged_plan(PagedArgs a, int slots, int cap, int ctas) {
+    paged_decode_plan(PagedArgs a, int slots, int cap, int ctas) {
   __shared__ int scratch[kPlanThreads / 32];
   __shared__ long long wide[kPlanThreads / 32];
   __shared__ int ctxs[kPlanMaxSeqs], firsts[kPlanMaxSeqs];
@@ -657,7 +657,7 @@ template <int D, int RT> cudaError_t launch(const PagedArgs &a) {
   const long ctas =
       plan ? std::min(cap * a.num_kv_heads, slots) : long(a.num_seqs) * a.num_kv_heads;
   if (plan) {
-    paged_plan<<<1, kPlanThreads, 0, a.stream>>>(a, int(slots), int(cap), int(ctas));
+    paged_decode_plan<<<1, kPlanThreads, 0, a.stream>>>(a, int(slots), int(cap), int(ctas));
   }
   paged_decode<D, RT><<<unsigned(ctas), kWarps * 32, bytes, a.stream>>>(a, plan ? int(cap) : 0);
   if (plan) {
