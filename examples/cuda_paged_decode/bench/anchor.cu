@@ -36,6 +36,7 @@
 cudaError_t anchor_kopt_00(const PagedArgs &a);
 cudaError_t anchor_kopt_02(const PagedArgs &a);
 cudaError_t anchor_kopt_03(const PagedArgs &a);
+cudaError_t anchor_kopt_04(const PagedArgs &a);
 
 namespace {
 
@@ -408,6 +409,7 @@ int main(int argc, char **argv) {
   impls.push_back(std::make_unique<Kopt>("kopt_00", anchor_kopt_00));
   impls.push_back(std::make_unique<Kopt>("kopt_02", anchor_kopt_02));
   impls.push_back(std::make_unique<Kopt>("kopt_03", anchor_kopt_03));
+  impls.push_back(std::make_unique<Kopt>("kopt_04", anchor_kopt_04));
   paged_anchor::add_external_impls(impls);
   auto copy = std::make_unique<SameBytesCopy>();
   SameBytesCopy &copy_ref = *copy;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs bench/anchor.cu: the family's candidates 00, 02 and 03, the copy rate and a
+# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 03 and 04, the copy rate and a
 # same-bytes copy, and the implementations of any extra translation units.
 #   bash anchor.sh BUILD_DIR [anchor args...]
 #   ANCHOR_EXTRA="a.o b.o" (objects defining paged_anchor::add_external_impls; anchor_none.cu's
@@ -14,7 +14,7 @@ mkdir -p "$build"
 nvcc=${NVCC:-nvcc}
 flags=(-O3 -std=c++17 -arch=sm_90a -I"$family")
 pids=()
-for id in 00 02 03; do
+for id in 00 02 03 04; do
   header=$family/candidates/$id/paged_kernel.cuh
   [ -f "$header" ] || header=$family/paged_kernel.cuh # 00: the family's own files
   "$nvcc" "${flags[@]}" -c "$here/anchor_kopt.cu" -o "$build/kopt_$id.o" \
