@@ -37,6 +37,7 @@ cudaError_t anchor_kopt_00(const PagedArgs &a);
 cudaError_t anchor_kopt_02(const PagedArgs &a);
 cudaError_t anchor_kopt_03(const PagedArgs &a);
 cudaError_t anchor_kopt_04(const PagedArgs &a);
+cudaError_t anchor_kopt_05(const PagedArgs &a);
 
 namespace {
 
@@ -410,6 +411,7 @@ int main(int argc, char **argv) {
   impls.push_back(std::make_unique<Kopt>("kopt_02", anchor_kopt_02));
   impls.push_back(std::make_unique<Kopt>("kopt_03", anchor_kopt_03));
   impls.push_back(std::make_unique<Kopt>("kopt_04", anchor_kopt_04));
+  impls.push_back(std::make_unique<Kopt>("kopt_05", anchor_kopt_05));
   paged_anchor::add_external_impls(impls);
   auto copy = std::make_unique<SameBytesCopy>();
   SameBytesCopy &copy_ref = *copy;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 03 and 04, the copy rate and a
-# same-bytes copy, and the implementations of any extra translation units.
+# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 03, 04 and 05, the copy rate
+# and a same-bytes copy, and the implementations of any extra translation units.
 #   bash anchor.sh BUILD_DIR [anchor args...]
 #   ANCHOR_EXTRA="a.o b.o" (objects defining paged_anchor::add_external_impls; anchor_none.cu's
 #   empty one without) and ANCHOR_NVCC_FLAGS (more nvcc flags for the link) are optional.
@@ -14,7 +14,7 @@ mkdir -p "$build"
 nvcc=${NVCC:-nvcc}
 flags=(-O3 -std=c++17 -arch=sm_90a -I"$family")
 pids=()
-for id in 00 02 03 04; do
+for id in 00 02 03 04 05; do
   header=$family/candidates/$id/paged_kernel.cuh
   [ -f "$header" ] || header=$family/paged_kernel.cuh # 00: the family's own files
   "$nvcc" "${flags[@]}" -c "$here/anchor_kopt.cu" -o "$build/kopt_$id.o" \
