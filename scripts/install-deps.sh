@@ -5,6 +5,7 @@ packages=(cmake ninja-build g++ ccache git python3 redis-server
           nlohmann-json3-dev doctest-dev libcli11-dev libxxhash-dev
           hipcc libamdhip64-dev # HIP 5.2 for tests/e2e/hip.sh: 26 packages, ~30 s (docs/AMD.md)
           chromium              # tests/e2e/report.sh opens kopt report's page headless
+          universal-ctags       # tests/sizes.sh finds each function's first and last line
           clang-14 libclang-rt-14-dev) # libFuzzer and the sanitizers' runtimes: bench/fuzz/run.sh
 missing=()
 for p in "${packages[@]}"; do

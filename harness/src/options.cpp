@@ -40,67 +40,75 @@ std::string usage() {
          "           compared in the first run\n";
 }
 
-Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec) {
+namespace {
+
+// What the arguments said, before the family's defaults fill in the counts.
+struct Parsed {
   Options options;
   int modes = 0;
   int warmup = -1;
   int repeat = -1;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    // Every option but the mode flags and --help takes one value.
-    auto value = [&]() -> const std::string & {
-      if (i + 1 >= args.size()) {
-        throw Error(arg + ": expected a value");
-      }
-      return args[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
-    } else if (arg == "--configs") {
-      options.configs = value();
-    } else if (arg == "--correctness") {
-      options.mode = Mode::correctness;
-      ++modes;
-    } else if (arg == "--benchmark") {
-      options.mode = Mode::benchmark;
-      ++modes;
-    } else if (arg == "--full-benchmark") {
-      options.mode = Mode::full_benchmark;
-      ++modes;
-    } else if (arg == "--write-golden") {
-      options.mode = Mode::write_golden;
-      options.write_golden = value();
-      ++modes;
-    } else if (arg == "--golden") {
-      options.golden = value();
-    } else if (arg == "--out") {
-      options.out = value();
-    } else if (arg == "--warmup") {
-      warmup = parse_small(arg, value());
-    } else if (arg == "--repeat") {
-      repeat = parse_small(arg, value());
-      if (repeat == 0) {
-        throw Error("--repeat: must be at least 1");
-      }
-    } else if (arg == "--seed") {
-      options.seed = parse_count(arg, value());
-    } else if (arg == "--kernel") {
-      options.kernel = value();
-    } else if (arg == "--one-cpu") {
-      options.one_cpu = true;
-    } else if (arg == "--serve") {
-      options.serve = true;
-    } else {
-      throw Error("unknown argument '" + arg + "'\n" + usage());
+};
+
+void set_mode(Parsed &parsed, Mode mode) {
+  parsed.options.mode = mode;
+  ++parsed.modes;
+}
+
+// Applies args[i] (and its value, args[i + 1], which it then skips) to what is parsed so far.
+void apply_argument(const std::vector<std::string> &args, std::size_t &i, Parsed &parsed) {
+  const std::string &arg = args[i];
+  Options &options = parsed.options;
+  // Every option but the mode flags and --help takes one value.
+  auto value = [&]() -> const std::string & {
+    if (i + 1 >= args.size()) {
+      throw Error(arg + ": expected a value");
     }
+    return args[++i];
+  };
+  if (arg == "--help" || arg == "-h") {
+    options.help = true;
+  } else if (arg == "--configs") {
+    options.configs = value();
+  } else if (arg == "--correctness") {
+    set_mode(parsed, Mode::correctness);
+  } else if (arg == "--benchmark") {
+    set_mode(parsed, Mode::benchmark);
+  } else if (arg == "--full-benchmark") {
+    set_mode(parsed, Mode::full_benchmark);
+  } else if (arg == "--write-golden") {
+    set_mode(parsed, Mode::write_golden);
+    options.write_golden = value();
+  } else if (arg == "--golden") {
+    options.golden = value();
+  } else if (arg == "--out") {
+    options.out = value();
+  } else if (arg == "--warmup") {
+    parsed.warmup = parse_small(arg, value());
+  } else if (arg == "--repeat") {
+    parsed.repeat = parse_small(arg, value());
+    if (parsed.repeat == 0) {
+      throw Error("--repeat: must be at least 1");
+    }
+  } else if (arg == "--seed") {
+    options.seed = parse_count(arg, value());
+  } else if (arg == "--kernel") {
+    options.kernel = value();
+  } else if (arg == "--one-cpu") {
+    options.one_cpu = true;
+  } else if (arg == "--serve") {
+    options.serve = true;
+  } else {
+    throw Error("unknown argument '" + arg + "'\n" + usage());
   }
-  if (options.help) {
-    return options;
-  }
+}
+
+void check_modes(const Parsed &parsed) {
+  const Options &options = parsed.options;
   if (options.configs.empty()) {
     throw Error("--configs FILE is required\n" + usage());
   }
-  if (modes != 1) {
+  if (parsed.modes != 1) {
     throw Error("give exactly one of --correctness, --benchmark, --full-benchmark, "
                 "--write-golden\n" +
                 usage());
@@ -111,6 +119,11 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
   if (options.serve && !options.out.empty()) {
     throw Error("--serve: each run's results file comes from stdin; give no --out\n" + usage());
   }
+}
+
+// The warm-up and repeat counts: the arguments', else the family's for the mode.
+void set_counts(Parsed &parsed, const FamilySpec &spec) {
+  Options &options = parsed.options;
   // Correctness and golden runs run each config once: their time is only a hint.
   switch (options.mode) {
   case Mode::correctness:
@@ -119,27 +132,46 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
     options.repeat = 1;
     break;
   case Mode::benchmark:
-    options.warmup = warmup >= 0 ? warmup : spec.warmup;
-    options.repeat = repeat >= 0 ? repeat : spec.repeat;
+    options.warmup = parsed.warmup >= 0 ? parsed.warmup : spec.warmup;
+    options.repeat = parsed.repeat >= 0 ? parsed.repeat : spec.repeat;
     break;
   case Mode::full_benchmark:
-    options.warmup = warmup >= 0 ? warmup : spec.warmup;
-    options.repeat = repeat >= 0 ? repeat : spec.full_repeat;
+    options.warmup = parsed.warmup >= 0 ? parsed.warmup : spec.warmup;
+    options.repeat = parsed.repeat >= 0 ? parsed.repeat : spec.full_repeat;
     break;
   }
-  if (!options.kernel.empty()) {
-    bool compiled = false;
-    std::string names;
-    for (const auto &name : spec.kernels) {
-      compiled = compiled || name == options.kernel;
-      names += (names.empty() ? "" : ", ") + name;
-    }
-    if (!compiled) {
-      throw Error("--kernel " + options.kernel +
-                  ": not compiled in this candidate (compiled: " + names + ")");
-    }
+}
+
+void check_kernel(const Options &options, const FamilySpec &spec) {
+  if (options.kernel.empty()) {
+    return;
   }
-  return options;
+  bool compiled = false;
+  std::string names;
+  for (const auto &name : spec.kernels) {
+    compiled = compiled || name == options.kernel;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!compiled) {
+    throw Error("--kernel " + options.kernel +
+                ": not compiled in this candidate (compiled: " + names + ")");
+  }
+}
+
+} // namespace
+
+Options parse_options(const std::vector<std::string> &args, const FamilySpec &spec) {
+  Parsed parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    apply_argument(args, i, parsed);
+  }
+  if (parsed.options.help) {
+    return parsed.options;
+  }
+  check_modes(parsed);
+  set_counts(parsed, spec);
+  check_kernel(parsed.options, spec);
+  return parsed.options;
 }
 
 std::vector<std::string> to_args(const Options &options) {

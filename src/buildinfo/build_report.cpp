@@ -246,6 +246,59 @@ std::string to_string(CacheResult result) {
   return "unknown";
 }
 
+namespace {
+
+// A candidate's own objects name its family through their generated folder
+// (<family>/gen/<id>/...); its other objects (the harness) belong to the same family.
+std::map<std::string, std::string> family_of_targets(const std::vector<LoggedCommand> &commands) {
+  std::map<std::string, std::string> family_of_target;
+  for (const auto &command : commands) {
+    for (const auto &output : command.outputs) {
+      auto [target, id] = candidate_of(output);
+      std::string family = target.empty() ? "" : generated_family(output, id);
+      if (!family.empty()) {
+        family_of_target[target] = family;
+      }
+    }
+  }
+  return family_of_target;
+}
+
+// The family a command builds for, or "".
+std::string family_of(const LoggedCommand &command,
+                      const std::map<std::string, std::string> &family_of_target) {
+  std::string family;
+  for (const auto &output : command.outputs) {
+    // Objects name their target folder; the link's output is the target's own name.
+    std::string target = candidate_of(output).first;
+    auto found = family_of_target.find(target.empty() ? fs::path(output).stem().string() : target);
+    if (found != family_of_target.end()) {
+      family = found->second;
+    }
+  }
+  return family;
+}
+
+// Counts one compiled object in the report's totals and its family's.
+void count_tu(const TuCompile &tu, BuildReport &report,
+              std::map<std::string, FamilyCompile> &families) {
+  report.tu_sum_s += tu.seconds;
+  bool hit = tu.cache == CacheResult::direct_hit || tu.cache == CacheResult::preprocessed_hit;
+  report.hits += hit ? 1 : 0;
+  report.direct_hits += tu.cache == CacheResult::direct_hit ? 1 : 0;
+  report.misses += tu.cache == CacheResult::miss ? 1 : 0;
+  if (!tu.family.empty()) {
+    FamilyCompile &f = families[tu.family];
+    f.name = tu.family;
+    ++f.tus;
+    f.compile_s += tu.seconds;
+    f.hits += hit ? 1 : 0;
+    f.misses += tu.cache == CacheResult::miss ? 1 : 0;
+  }
+}
+
+} // namespace
+
 BuildReport make_report(const NinjaLog &log, int jobs,
                         const std::function<CacheResult(const std::string &)> &cache_of) {
   if (jobs < 1) {
@@ -259,20 +312,7 @@ BuildReport make_report(const NinjaLog &log, int jobs,
   if (commands.empty()) {
     return report;
   }
-
-  // A candidate's own objects name its family through their generated folder
-  // (<family>/gen/<id>/...); its other objects (the harness) belong to the same family.
-  std::map<std::string, std::string> family_of_target;
-  for (const auto &command : commands) {
-    for (const auto &output : command.outputs) {
-      auto [target, id] = candidate_of(output);
-      std::string family = target.empty() ? "" : generated_family(output, id);
-      if (!family.empty()) {
-        family_of_target[target] = family;
-      }
-    }
-  }
-
+  const std::map<std::string, std::string> family_of_target = family_of_targets(commands);
   int64_t first = commands.front().start_ms;
   int64_t last = commands.front().end_ms;
   std::map<std::string, std::pair<int64_t, int64_t>> family_span;
@@ -280,16 +320,7 @@ BuildReport make_report(const NinjaLog &log, int jobs,
   for (const auto &command : commands) {
     first = std::min(first, command.start_ms);
     last = std::max(last, command.end_ms);
-    std::string family;
-    for (const auto &output : command.outputs) {
-      // Objects name their target folder; the link's output is the target's own name.
-      std::string target = candidate_of(output).first;
-      auto found =
-          family_of_target.find(target.empty() ? fs::path(output).stem().string() : target);
-      if (found != family_of_target.end()) {
-        family = found->second;
-      }
-    }
+    std::string family = family_of(command, family_of_target);
     if (!family.empty()) {
       auto [span, inserted] = family_span.try_emplace(family, command.start_ms, command.end_ms);
       if (!inserted) {
@@ -308,19 +339,7 @@ BuildReport make_report(const NinjaLog &log, int jobs,
     tu.instance = instance_of(object);
     tu.seconds = seconds(command.end_ms - command.start_ms);
     tu.cache = cache_of(object);
-    report.tu_sum_s += tu.seconds;
-    bool hit = tu.cache == CacheResult::direct_hit || tu.cache == CacheResult::preprocessed_hit;
-    report.hits += hit ? 1 : 0;
-    report.direct_hits += tu.cache == CacheResult::direct_hit ? 1 : 0;
-    report.misses += tu.cache == CacheResult::miss ? 1 : 0;
-    if (!family.empty()) {
-      FamilyCompile &f = families[family];
-      f.name = family;
-      ++f.tus;
-      f.compile_s += tu.seconds;
-      f.hits += hit ? 1 : 0;
-      f.misses += tu.cache == CacheResult::miss ? 1 : 0;
-    }
+    count_tu(tu, report, families);
     report.tus.push_back(std::move(tu));
   }
   report.wall_s = seconds(last - first);

@@ -232,102 +232,115 @@ void print_bench(const LoadedFamily &loaded, const std::string &id, const ledger
   out << "wrote " << loaded.layout.measurement(id).string() << "\n";
 }
 
+// The answers that need no run: an identical candidate, a build only, a golden up to date.
+std::optional<int> answer_without_run(const LoadedFamily &loaded, const BenchOptions &options,
+                                      const std::string &id, const ledger::Best &best,
+                                      const std::vector<std::string> &targets, Context &context) {
+  const std::string baseline = loaded.baseline();
+  std::string identical = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
+                                               loaded.candidates, id, best);
+  if (!identical.empty() && !options.build_only) {
+    std::string hash = loaded.candidates.content_hash(loaded.family, id);
+    print_result(
+        context,
+        {{"candidate", id}, {"status", "identical"}, {"identical_to", identical}, {"hash", hash}},
+        "candidate " + id + " is identical to " + identical + " (hash " + hash +
+            "): nothing to measure");
+    return 0;
+  }
+  if (options.build_only) {
+    if (!options.build_dir.empty() && build_targets(options.build_dir, targets, context.err) != 0) {
+      return 1;
+    }
+    print_result(
+        context,
+        {{"candidate", id}, {"status", "built"}, {"baseline", baseline}, {"best", best.id}},
+        "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
+    return 0;
+  }
+  // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
+  if (options.golden_only &&
+      profile::golden_is_current(loaded.family, loaded.layout,
+                                 loaded.candidates.content_hash(loaded.family, baseline))) {
+    print_result(context,
+                 {{"candidate", baseline},
+                  {"status", "up to date"},
+                  {"golden", loaded.layout.golden().string()}},
+                 "golden up to date (from candidate " + baseline + ")");
+    return 0;
+  }
+  return std::nullopt;
+}
+
+int run_bench(BenchOptions &options, Context &context) {
+  LoadedFamily loaded = load_family(options.family);
+  std::string baseline = loaded.baseline();
+  ledger::Best best = loaded.best();
+  std::string requested = options.best          ? best.id
+                          : options.golden_only ? baseline
+                                                : options.candidate;
+  if (requested.empty()) {
+    throw Error("bench: give --candidate <id>, --best or --golden-only");
+  }
+  const std::string &id = loaded.candidates.get(requested).id();
+  const std::string &p = options.prefix;
+  std::vector<std::string> targets = {p + "candidate_" + baseline, p + "candidate_" + id,
+                                      p + "candidate_" + best.id};
+  if (std::optional<int> answer = answer_without_run(loaded, options, id, best, targets, context)) {
+    return *answer;
+  }
+  // The identity check needs no GPU: a refused candidate never waits for one.
+  if (!options.golden_only && !options.best &&
+      identity_refused(loaded, options, id, baseline, context)) {
+    return failed_exit(loaded, options, id, best, false, context);
+  }
+  if (options.reuse && options.build_dir.empty() && !options.golden_only &&
+      stands_before_gate(loaded, id, best, context)) {
+    return 0;
+  }
+  std::optional<profile::RunSetup> setup =
+      prepare_run(loaded, options.build_dir, targets, options.family.gpu_wait_min, context.err);
+  if (!setup) {
+    return 1;
+  }
+  // One bench of a candidate at a time, and no decide or check reading its results between
+  // the two measurement files it writes.
+  util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
+  util::RealProcessRunner runner;
+  std::string golden = profile::ensure_golden(
+      loaded.family, loaded.layout, baseline,
+      loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);
+  if (options.golden_only) {
+    print_result(context,
+                 {{"candidate", baseline},
+                  {"status", "written"},
+                  {"golden", loaded.layout.golden().string()},
+                  {"message", golden}},
+                 golden);
+    return 0;
+  }
+  if (options.reuse && measurement_stands(loaded, id, best, *setup, context)) {
+    return 0;
+  }
+  std::unique_ptr<util::StatusLine> progress = status_line(context, options.quiet);
+  profile::BenchRun run = profile::bench_candidate(
+      loaded.family, loaded.layout, id, best.id,
+      options.rounds > 0 ? options.rounds : loaded.family.rounds, runner, *setup, *progress);
+  if (context.json) {
+    context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
+  } else {
+    print_bench(loaded, id, best, golden, run, context.out);
+  }
+  bool ok = run.candidate.ok() && (!run.best || run.best->ok());
+  return ok ? 0 : failed_exit(loaded, options, id, best, true, context);
+}
+
 } // namespace
 
 Handler setup_bench(CLI::App &app) {
   auto options = std::make_shared<BenchOptions>();
   add_bench_options(app, *options);
-  return [options](Context &context) {
-    LoadedFamily loaded = load_family(options->family);
-    std::string baseline = loaded.baseline();
-    ledger::Best best = loaded.best();
-    std::string requested = options->best          ? best.id
-                            : options->golden_only ? baseline
-                                                   : options->candidate;
-    if (requested.empty()) {
-      throw Error("bench: give --candidate <id>, --best or --golden-only");
-    }
-    const std::string &id = loaded.candidates.get(requested).id();
-    std::string identical = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
-                                                 loaded.candidates, id, best);
-    if (!identical.empty() && !options->build_only) {
-      std::string hash = loaded.candidates.content_hash(loaded.family, id);
-      print_result(
-          context,
-          {{"candidate", id}, {"status", "identical"}, {"identical_to", identical}, {"hash", hash}},
-          "candidate " + id + " is identical to " + identical + " (hash " + hash +
-              "): nothing to measure");
-      return 0;
-    }
-    const std::string &p = options->prefix;
-    std::vector<std::string> targets = {p + "candidate_" + baseline, p + "candidate_" + id,
-                                        p + "candidate_" + best.id};
-    if (options->build_only) {
-      if (!options->build_dir.empty() &&
-          build_targets(options->build_dir, targets, context.err) != 0) {
-        return 1;
-      }
-      print_result(
-          context,
-          {{"candidate", id}, {"status", "built"}, {"baseline", baseline}, {"best", best.id}},
-          "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
-      return 0;
-    }
-    // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
-    std::string baseline_hash = loaded.candidates.content_hash(loaded.family, baseline);
-    if (options->golden_only &&
-        profile::golden_is_current(loaded.family, loaded.layout, baseline_hash)) {
-      print_result(context,
-                   {{"candidate", baseline},
-                    {"status", "up to date"},
-                    {"golden", loaded.layout.golden().string()}},
-                   "golden up to date (from candidate " + baseline + ")");
-      return 0;
-    }
-    // The identity check needs no GPU: a refused candidate never waits for one.
-    if (!options->golden_only && !options->best &&
-        identity_refused(loaded, *options, id, baseline, context)) {
-      return failed_exit(loaded, *options, id, best, false, context);
-    }
-    if (options->reuse && options->build_dir.empty() && !options->golden_only &&
-        stands_before_gate(loaded, id, best, context)) {
-      return 0;
-    }
-    std::optional<profile::RunSetup> setup =
-        prepare_run(loaded, options->build_dir, targets, options->family.gpu_wait_min, context.err);
-    if (!setup) {
-      return 1;
-    }
-    // One bench of a candidate at a time, and no decide or check reading its results between
-    // the two measurement files it writes.
-    util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
-    util::RealProcessRunner runner;
-    std::string golden = profile::ensure_golden(loaded.family, loaded.layout, baseline,
-                                                baseline_hash, runner, *setup);
-    if (options->golden_only) {
-      print_result(context,
-                   {{"candidate", baseline},
-                    {"status", "written"},
-                    {"golden", loaded.layout.golden().string()},
-                    {"message", golden}},
-                   golden);
-      return 0;
-    }
-    if (options->reuse && measurement_stands(loaded, id, best, *setup, context)) {
-      return 0;
-    }
-    std::unique_ptr<util::StatusLine> progress = status_line(context, options->quiet);
-    profile::BenchRun run = profile::bench_candidate(
-        loaded.family, loaded.layout, id, best.id,
-        options->rounds > 0 ? options->rounds : loaded.family.rounds, runner, *setup, *progress);
-    if (context.json) {
-      context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
-    } else {
-      print_bench(loaded, id, best, golden, run, context.out);
-    }
-    bool ok = run.candidate.ok() && (!run.best || run.best->ok());
-    return ok ? 0 : failed_exit(loaded, *options, id, best, true, context);
-  };
+  return [options](Context &context) { return run_bench(*options, context); };
 }
 
 } // namespace kopt::cli

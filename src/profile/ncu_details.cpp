@@ -99,30 +99,34 @@ double LaunchDetails::get(const std::string &section, const std::string &name,
   return it == metrics.end() ? fallback : it->second;
 }
 
-std::vector<LaunchDetails> parse_ncu_details(std::string_view text, const std::string &source) {
-  // The CSV starts at the header line that begins with "ID"; everything before it is the
-  // program's own output and ==PROF== lines.
-  size_t start = std::string_view::npos;
+namespace {
+
+// Where the CSV starts: at the header line that begins with "ID"; everything before it is the
+// program's own output and ==PROF== lines.
+size_t details_start(std::string_view text, const std::string &source) {
   for (size_t at = 0; at < text.size();) {
     size_t end = text.find('\n', at);
     std::string_view line = text.substr(at, end == std::string_view::npos ? end : end - at);
     if (line.starts_with("\"ID\",") && line.find("\"Metric Name\"") != std::string_view::npos) {
-      start = at;
-      break;
+      return at;
     }
     if (end == std::string_view::npos) {
       break;
     }
     at = end + 1;
   }
-  if (start == std::string_view::npos) {
-    throw Error(source +
-                ": no ncu details CSV (a header with \"ID\" and \"Metric Name\"); was "
-                "it run with --csv --page details? " +
-                (text.find("No kernels were profiled") != std::string_view::npos
-                     ? "ncu profiled no kernel"
-                     : ""));
-  }
+  throw Error(source +
+              ": no ncu details CSV (a header with \"ID\" and \"Metric Name\"); was "
+              "it run with --csv --page details? " +
+              (text.find("No kernels were profiled") != std::string_view::npos
+                   ? "ncu profiled no kernel"
+                   : ""));
+}
+
+} // namespace
+
+std::vector<LaunchDetails> parse_ncu_details(std::string_view text, const std::string &source) {
+  const size_t start = details_start(text, source);
   int skipped_lines = static_cast<int>(std::count(text.begin(), text.begin() + start, '\n'));
   util::CsvTable table =
       util::parse_csv(pad_rows(text.substr(start), source, skipped_lines + 1), source);
