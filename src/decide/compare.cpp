@@ -180,8 +180,8 @@ Traffic compare_traffic_classes(Classes &classes, const std::vector<Pair> &pairs
     t.calls += count;
   }
   auto state = [&](ClassRow &row, const Earlier &e) {
-    rounds ? paired_state(row, options.noise, e.previous, e.again)
-           : means_state(row, options.noise, e.previous);
+    rounds ? paired_state(row, options.threshold, e.previous, e.again)
+           : means_state(row, options.threshold, e.previous);
   };
   t.overall = compare_traffic("overall", pairs, classes.all_counts, rounds, options.confidence);
   state(t.overall, {});
@@ -277,12 +277,12 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
     if (rounds) {
       ClassRow row = compare_paired(name, classes.pairs[name], classes.weights(name), rounds,
                                     options.confidence);
-      paired_state(row, options.noise, rows_of(previous, false), rows_of(again, false));
+      paired_state(row, options.threshold, rows_of(previous, false), rows_of(again, false));
       d.classes.push_back(row);
       continue;
     }
     ClassRow row = compare(name, classes.pairs[name], classes.weights(name));
-    means_state(row, options.noise, rows_of(previous, false));
+    means_state(row, options.threshold, rows_of(previous, false));
     d.classes.push_back(row);
   }
   std::vector<double> all_weights =
@@ -292,9 +292,9 @@ void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pai
   // The overall row's own state, by the threshold rule alone: all configs together are no
   // class an earlier measurement confirms, and the verdict is judged on the classes.
   if (rounds) {
-    paired_state(*d.overall, options.noise, nullptr, nullptr);
+    paired_state(*d.overall, options.threshold, nullptr, nullptr);
   } else {
-    means_state(*d.overall, options.noise, nullptr);
+    means_state(*d.overall, options.threshold, nullptr);
   }
   if (!classes.all_counts.empty()) {
     d.traffic = compare_traffic_classes(classes, pairs, rounds, options,

@@ -165,8 +165,8 @@ void add_resolution_notes(Decision &d, const Request &request, const Classes &cl
     return;
   }
   for (const Resolution &r : request.calibration->classes) {
-    if (r.half_width > d.options.noise && classes.pairs.count(r.config_class)) {
-      d.notes.push_back("the threshold " + format_change(d.options.noise).substr(1) +
+    if (r.half_width > d.options.threshold && classes.pairs.count(r.config_class)) {
+      d.notes.push_back("the threshold " + format_change(d.options.threshold).substr(1) +
                         " is below this machine's resolution for " + r.config_class + " (" +
                         format_change(r.half_width).substr(1) + ", kopt calibrate on " +
                         request.calibration->date + "): only changes beyond it can show there");

@@ -64,7 +64,7 @@ nlohmann::json to_json(const Decision &d) {
           {"arrangement", d.arrangement},
           {"method", to_string(d.method)},
           {"rounds", d.rounds},
-          {"noise", d.options.noise},
+          {"noise", d.options.threshold},
           {"confidence", d.options.confidence},
           {"max_regression", d.options.max_regression},
           {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
@@ -218,7 +218,7 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.target = util::json_field<std::string>(j, "target", source);
   d.date = util::json_field<std::string>(j, "date", source);
   d.measured_by = util::json_field<std::string>(j, "measured_by", source);
-  d.options.noise = number_in(j, "noise", 0, 1, source);
+  d.options.threshold = number_in(j, "noise", 0, 1, source);
   d.options.max_regression = number_in(j, "max_regression", 0, 1, source);
   d.options.confidence = j.contains("confidence") ? number_in(j, "confidence", 0.5, 1, source)
                                                   : spec::defaults::keep_confidence;

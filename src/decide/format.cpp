@@ -76,7 +76,7 @@ std::string format_table(const Decision &d) {
   if (d.overall) {
     add(*d.overall, "");
   }
-  std::string threshold = format_change(d.options.noise).substr(1);
+  std::string threshold = format_change(d.options.threshold).substr(1);
   if (paired) {
     text += "intervals: " + util::format_number(d.options.confidence * 100, 4) + "% over " +
             std::to_string(d.rounds) + " side-by-side rounds" +

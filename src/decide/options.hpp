@@ -25,7 +25,9 @@ const char *to_string(Weighting weighting);
 
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {
-  double noise = spec::defaults::keep_threshold; ///< a class's interval beyond it counts at once
+  /// The keep threshold (family.json's keep.threshold, `kopt decide --noise`, decision.json's
+  /// "noise"): a class's interval beyond it counts at once.
+  double threshold = spec::defaults::keep_threshold;
   double confidence = spec::defaults::keep_confidence; ///< each class's interval's confidence
   /// A non-target class may get this much worse and still keep.
   double max_regression = spec::defaults::keep_max_regression;
