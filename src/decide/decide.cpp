@@ -241,8 +241,8 @@ Decision conclude(Decision d, const Measurement &best, const Measurement &candid
 }
 
 // Groups the paired configs by class and compares each class, then concludes.
-Decision compare_paired_configs(Decision d, const Pairing &pairing, const Measurement &best,
-                                const Measurement &candidate, const Request &request) {
+Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurement &best,
+                              const Measurement &candidate, const Request &request) {
   const Options &options = d.options;
   const auto &columns = best.config_columns;
   std::ptrdiff_t count_column = count_column_of(columns);
@@ -296,7 +296,7 @@ Decision decide_measured(const Measurement &best, const Measurement &candidate,
   if (std::string why = not_comparable(pairing, options, best, candidate); !why.empty()) {
     return failed(d, why);
   }
-  return compare_paired_configs(std::move(d), pairing, best, candidate, request);
+  return compare_and_conclude(std::move(d), pairing, best, candidate, request);
 }
 
 } // namespace
