@@ -159,7 +159,7 @@ std::string wall_disagrees(Result &r, const decide::Options &options) {
   decide::Interval interval = decide::t_interval(gap, options.confidence);
   r.wall_gap = {interval.mean, interval.low, interval.high};
   auto [low, high] = std::minmax_element(best_untimed.begin(), best_untimed.end());
-  double bound = 2 * options.noise;
+  double bound = 2 * options.threshold;
   double round_bound = bound + (*high - *low) / util::median(r.best_us);
   double median = util::median(gap);
   std::string what = "the application's " + std::string(kTimeLine) + " times do not agree " +
@@ -285,7 +285,7 @@ Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
   r.device = setup.device;
   r.rounds = rounds;
   r.confidence = options.confidence;
-  r.threshold = options.noise;
+  r.threshold = options.threshold;
   std::string best_side = "BEST " + sides.best;
   std::string candidate_side = "candidate " + sides.candidate;
   // One untimed run of each: the first run of a program pays for loading it.
@@ -320,8 +320,8 @@ Result run_ab(const spec::Family &family, const Sides &sides, int rounds,
     r.candidate_wall_us.push_back(best_first ? second.wall_us : first.wall_us);
   }
   r.timed_by = reported.value_or(false) ? "app" : "wall";
-  r.change = compare_rounds(r, options.confidence, options.noise);
-  r.reason = verdict_reason(r.change, options.noise);
+  r.change = compare_rounds(r, options.confidence, options.threshold);
+  r.reason = verdict_reason(r.change, options.threshold);
   if (r.timed_by == "app") {
     if (std::string why = wall_disagrees(r, options); !why.empty()) {
       return failed(r, why);

@@ -55,7 +55,7 @@ Handler setup_calibrate(CLI::App &app) {
     request.best_hash = best.hash;
     side.candidate.candidate = best.id + " (A/A)";
     decide::Options thresholds;
-    thresholds.noise = loaded.family.keep_threshold;
+    thresholds.threshold = loaded.family.keep_threshold;
     thresholds.confidence = loaded.family.keep_confidence;
     decide::Decision aa = decide::decide(side.best, side.candidate, request, thresholds);
     decide::Calibration calibration = decide::calibration_from(aa);
@@ -69,7 +69,7 @@ Handler setup_calibrate(CLI::App &app) {
     for (const decide::Resolution &r : calibration.classes) {
       context.out << "resolution " << r.config_class << ": +-"
                   << decide::format_change(r.half_width).substr(1)
-                  << (r.half_width > thresholds.noise ? " (above the threshold)" : "") << "\n";
+                  << (r.half_width > thresholds.threshold ? " (above the threshold)" : "") << "\n";
     }
     context.out << "wrote " << loaded.layout.calibration().string() << "\n";
     return 0;

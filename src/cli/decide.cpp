@@ -77,7 +77,7 @@ Handler setup_decide(CLI::App &app) {
     util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
 
     decide::Options thresholds = round::keep_options(loaded.family);
-    thresholds.noise = options->noise.value_or(thresholds.noise);
+    thresholds.threshold = options->noise.value_or(thresholds.threshold);
     thresholds.confidence = options->confidence.value_or(thresholds.confidence);
     thresholds.max_regression = options->max_regression.value_or(thresholds.max_regression);
     thresholds.harness_time =

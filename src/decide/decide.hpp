@@ -1,203 +1,23 @@
 #pragma once
+// The keep test: decide() compares BEST's and a candidate's measurements and returns the
+// Decision. The parts it is made of have their own headers, included here for its callers:
+// the Decision and its file (decision.hpp), the paired comparison (compare.hpp), the machine's
+// resolution (calibration.hpp), the correctness rule (correctness.hpp) and the verdict's text
+// (format.hpp).
 
-#include "decide/plausible.hpp"
+#include "decide/calibration.hpp"
+#include "decide/compare.hpp"
+#include "decide/correctness.hpp"
+#include "decide/decision.hpp"
+#include "decide/format.hpp"
 #include "profile/measurement.hpp"
-#include "spec/defaults.hpp"
 #include "spec/roofline.hpp"
 
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace kopt::decide {
-
-/// What the keep test concluded about a candidate against BEST.
-enum class Verdict { keep, tie, regression, split, incorrect, failed };
-
-/// Returns "keep", "tie", "regression", "split", "incorrect" or "failed".
-const char *to_string(Verdict verdict);
-
-/// Parses a verdict name; throws kopt::Error naming `where` for anything else.
-Verdict parse_verdict(const std::string &text, const std::string &where);
-
-/// How one config class moved: beyond noise either way, or within it.
-enum class State { better, worse, tie };
-
-/// Returns "better", "worse" or "tie".
-const char *to_string(State state);
-
-/// Parses a state name ("" is a tie, as older files wrote it); throws kopt::Error naming `where`
-/// for anything else.
-State parse_state(const std::string &text, const std::string &where);
-
-/// Whether harness time (measured_by `events`, or a failed profiler) may decide a keep.
-enum class HarnessTime { refuse, allow };
-
-/// Whether measurements of different timers (ncu and the CUPTI tracer, say) may be compared.
-enum class MixedTimers { refuse, allow };
-
-/// Whether measurements of different builds (instances compiled with other flags: -O0 against
-/// -O3, say) may be compared.
-enum class MixedBuilds { refuse, allow };
-
-/// What the verdict is judged on: each class's geomean with configs weighing equally, or by the
-/// configs file's `count` column (call counts from `kopt capture merge`); or the traffic rows,
-/// each class's kernel time under the application's calls (count x time).
-enum class Weighting { equal, count, traffic };
-
-/// Returns "equal", "count" or "traffic".
-const char *to_string(Weighting weighting);
-
-/// The keep test's thresholds; the defaults are the workflow's.
-struct Options {
-  double noise = spec::defaults::keep_threshold; ///< a class's interval beyond it counts at once
-  double confidence = spec::defaults::keep_confidence; ///< each class's interval's confidence
-  /// A non-target class may get this much worse and still keep.
-  double max_regression = spec::defaults::keep_max_regression;
-  HarnessTime harness_time = HarnessTime::refuse;
-  MixedTimers mixed_timers = MixedTimers::refuse;
-  MixedBuilds mixed_builds = MixedBuilds::refuse;
-  Weighting weighting = Weighting::equal;
-};
-
-/// How a decision compared the two measurements.
-enum class Method {
-  paired, ///< side by side: per-round paired ratios, a Student-t interval per class
-  means   ///< older measurements without samples, or not side by side: geomeans only
-};
-
-/// Returns "paired" or "means".
-const char *to_string(Method method);
-
-/// One config class's comparison: geomean times, their ratio, its interval and the state.
-struct ClassRow {
-  std::string config_class;
-  int configs = 0;
-  double best_us = 0;      ///< geomean of BEST's times
-  double candidate_us = 0; ///< geomean of the candidate's times
-  double ratio = 1;        ///< geomean of candidate us / best us
-  double change = 0;       ///< ratio - 1 (negative is faster)
-  bool has_interval = false;
-  double low = 0;  ///< the change's confidence interval (paired method only)
-  double high = 0; ///< (paired method only)
-  State state = State::tie;
-  /// Traffic rows only: the class's part of BEST's kernel time per application run (0..1).
-  double share = 0;
-  /// Within the threshold and counted: the interval excludes zero here and in the previous
-  /// side-by-side measurement of the same code against the same BEST (paired method), or the
-  /// previous decision saw the same direction (means method).
-  bool repeated = false;
-  /// Within the threshold, the interval excludes zero, but no earlier measurement confirms it.
-  bool pending = false;
-
-  /// True when the interval lies wholly on one side of zero (paired method only).
-  bool excludes_zero() const { return has_interval && (high < 0 || low > 0); }
-};
-
-/// Sets `row`'s ratio, change and interval from its per-round log(candidate us / BEST us), the
-/// rounds being the independent samples of the paired Student-t interval at `confidence`: the
-/// keep test's class and traffic rows, and the application A/B.
-void set_paired_change(ClassRow &row, const std::vector<double> &log_ratios, double confidence);
-
-/// The paired noise rule for `row`'s state: beyond `threshold` at once; within it only when the
-/// interval excludes zero now and excluded it on the same side in `previous` (the previous
-/// measurement's rows), else pending. `again` holds the rows of this same measurement decided
-/// before: what that decision confirmed stays confirmed. Without either, the threshold rule.
-void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous = nullptr,
-                  const std::vector<ClassRow> *again = nullptr);
-
-/// The configs weighed by the application's traffic: a config's calls per application run (the
-/// configs file's count) times its time. A row's best_us and candidate_us are the class's kernel
-/// time per run (sum of count x us), its change that of the time the application spends there;
-/// the overall row's change is the predicted change of the application's kernel time.
-struct Traffic {
-  double calls = 0;              ///< the count column's sum: kernel calls per application run
-  std::vector<ClassRow> classes; ///< with share set, in the decision's class order
-  ClassRow overall;
-};
-
-/// One config whose output did not match the golden; `err_known` false: never compared.
-struct ConfigError {
-  std::string config; ///< "M=64,N=128,K=128"
-  double err = 0;
-  bool err_known = true;
-};
-
-/// A kernel outside kernel_regex that the candidate ran in its timed runs, counted in its time.
-struct OutsideKernel {
-  std::string kernel;
-  double share = 0; ///< its part of the time of the configs it ran in, 0..1
-  int configs = 0;  ///< how many configs it ran in
-};
-
-/// The outcome of one keep test: decision.json.
-struct Decision {
-  std::string family;
-  std::string candidate;
-  std::string hash; ///< the candidate's measured content hash
-  std::string best;
-  std::string best_hash;
-  std::string target = "global";
-  std::string date;        ///< the candidate measurement's date
-  std::string measured_by; ///< the candidate measurement's source
-  std::string build;       ///< the candidate measurement's build (Measurement::build)
-  std::string build_flags; ///< and its flags
-  /// The configs it was decided on: how many the candidate's measurement holds, and the configs
-  /// file's content hash it measured ("" when the measurement did not record it).
-  int configs = 0;
-  std::string configs_hash;
-  /// The candidate measurement's arrangement (Measurement::arrangement): "best-first",
-  /// "candidate-first", or "" when not side by side or not recorded.
-  std::string arrangement;
-  Method method = Method::means;
-  int rounds = 0; ///< side-by-side rounds behind the intervals (paired method)
-  Options options;
-  Verdict verdict = Verdict::failed;
-  std::string reason;
-  std::vector<ClassRow> classes;      ///< in the order classes first appear in BEST's configs
-  std::vector<std::string> winning;   ///< classes that improved beyond noise (split advice)
-  std::string split_advice;           ///< empty unless the verdict is split
-  std::vector<ConfigError> incorrect; ///< configs whose err is not 0 (verdict incorrect)
-  std::optional<ClassRow> overall;    ///< all configs together; absent when nothing compared
-  /// Present when the configs carry a count column and times were compared.
-  std::optional<Traffic> traffic;
-  std::string identical_to;       ///< "BEST 01" or "04": the candidate's content equals that one's
-  std::vector<std::string> notes; ///< e.g. a threshold below the machine's resolution
-  /// The candidate's counted kernels outside kernel_regex, named in the reason too.
-  std::vector<OutsideKernel> outside_regex;
-  /// Each class's fraction of the device's limits; absent when the family declares no roofline.
-  std::optional<SpeedOfLight> speed_of_light;
-  std::string file; ///< the decision.json it was read from (read_decision), for errors; "" when
-                    ///< made in memory. Not serialised.
-
-  /// The rows the verdict was judged on: the traffic rows under Weighting::traffic, else classes.
-  const std::vector<ClassRow> &judged_classes() const;
-
-  /// True for a regression that counts against the loop: some class worse beyond the
-  /// threshold (a confirmed change within it is a regression verdict but does not count).
-  bool counts_as_regression() const;
-};
-
-/// Per config class, the smallest change this machine resolves: the half-width of an A/A
-/// interval (BEST measured beside itself by `kopt calibrate`).
-struct Resolution {
-  std::string config_class;
-  double half_width = 0;
-};
-
-/// What `kopt calibrate` recorded: calibration.json.
-struct Calibration {
-  std::string family;
-  std::string best;
-  std::string device;
-  std::string date;
-  int rounds = 0;
-  double confidence = 0;
-  std::vector<Resolution> classes;
-};
 
 /// What the keep test needs besides the two measurements.
 struct Request {
@@ -211,74 +31,12 @@ struct Request {
   std::optional<spec::Roofline> roofline;
 };
 
-/// The correctness rule for one config: its output was compared against the golden and its
-/// err is 0 (harness timing never excuses a wrong or unchecked output).
-bool is_correct(const profile::ConfigResult &config);
-
-/// What a correctness run of candidate `id` breaks, one problem per line group: "failed: ..." when
-/// it did not run, "identity: ..." when it printed another hash than `expected_hash`, and
-/// "incorrect: ..." listing every config that is not is_correct(). Empty: the candidate is correct.
-std::vector<std::string> correctness_problems(const profile::Measurement &m, const std::string &id,
-                                              const std::string &expected_hash);
-
-/// Who a measurement or decision must be of: a candidate's id and its content hash now.
-struct Identity {
-  std::string id;
-  std::string hash; ///< empty: not checked
-};
-
-/// Checks that measurement `m`, read from `file`, is of `expected` (its candidate id, and its
-/// hash: one that printed none must have failed) and, when it was measured side by side, beside
-/// `best`; throws kopt::Error "<file>: <field>: expected <x>, got <y>: <why>; <remedy>" otherwise.
-void check_measured(const profile::Measurement &m, const std::string &file,
-                    const Identity &expected, const Identity &best, const std::string &remedy);
-
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,
                 const Request &request, const Options &options = {});
 
-/// Returns the machine's resolution from an A/A decision (BEST decided against its own side by
-/// side measurement); throws kopt::Error when the decision has no intervals.
-Calibration calibration_from(const Decision &aa);
-
-/// Serialises a calibration (stable key order).
-nlohmann::json to_json(const Calibration &calibration);
-
-/// Reads calibration.json; errors name the file and field.
-Calibration read_calibration(const std::filesystem::path &path);
-
-/// Writes calibration.json atomically.
-void write_calibration(const std::filesystem::path &path, const Calibration &calibration);
-
 /// Returns a measurement with status failed for a candidate whose measurement.json is missing.
 profile::Measurement missing_measurement(const std::string &candidate,
                                          const std::filesystem::path &path);
-
-/// Returns the per-class table as fixed-width text, ending with the overall row.
-std::string format_table(const Decision &decision);
-
-/// Returns the traffic rows as fixed-width text ("" without them).
-std::string format_traffic(const Decision &decision);
-
-/// Returns "verdict: <v> (<reason>)", plus the split advice on a second line when there is one.
-std::string format_verdict(const Decision &decision);
-
-/// Formats a change as a signed percentage with two decimals ("-5.20%").
-std::string format_change(double change);
-
-/// Formats an interval of changes as "[-5.20%, +1.00%]".
-std::string format_interval(double low, double high);
-
-/// Serialises a decision (stable key order).
-nlohmann::json to_json(const Decision &decision);
-
-/// Reads a decision back; errors name `source` and the missing or mistyped field.
-Decision decision_from_json(const nlohmann::json &j, const std::string &source);
-
-/// Reads decision.json; errors name the file and field.
-Decision read_decision(const std::filesystem::path &path);
-
-/// Writes decision.json atomically.
-void write_decision(const std::filesystem::path &path, const Decision &decision);
 
 } // namespace kopt::decide

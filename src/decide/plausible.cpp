@@ -4,6 +4,7 @@
 #include "gpu/peak.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <kopt/harness/config.hpp>
@@ -123,10 +124,10 @@ Limit limit_of(const spec::Roofline &roofline, const Rates &rates,
   return std::isfinite(limit.us) && limit.us > 0 ? limit : Limit{};
 }
 
-// Per class, log(limit / time) of each config; and the configs faster than their limits.
+// Per class, limit / time and the limit of each config; and the configs faster than their limits.
 struct Side {
-  std::map<std::string, std::vector<double>> log_fraction;
-  std::map<std::string, std::vector<double>> log_limit;
+  std::map<std::string, std::vector<double>> fraction;
+  std::map<std::string, std::vector<double>> limit_us;
   std::vector<std::string> impossible;
 };
 
@@ -138,8 +139,8 @@ Side measure_side(const Measurement &m, const spec::Roofline &roofline, const Ra
       continue;
     }
     for (const std::string &name : {config.config_class, std::string("overall")}) {
-      side.log_fraction[name].push_back(std::log(limit.us / config.us));
-      side.log_limit[name].push_back(std::log(limit.us));
+      side.fraction[name].push_back(limit.us / config.us);
+      side.limit_us[name].push_back(limit.us);
     }
     if (config.us < limit.us) {
       side.impossible.push_back(harness::config_label(m.config_columns, config.values) + " in " +
@@ -153,14 +154,6 @@ Side measure_side(const Measurement &m, const spec::Roofline &roofline, const Ra
 // A fraction in percent with three significant digits: "43.3%", "1.53e-05%".
 std::string percent(double fraction) { return util::format_number(100 * fraction, 3) + "%"; }
 
-double geomean_of_logs(const std::vector<double> &logs) {
-  double sum = 0;
-  for (double v : logs) {
-    sum += v;
-  }
-  return logs.empty() ? 0 : std::exp(sum / static_cast<double>(logs.size()));
-}
-
 // The class order of the table: the decision's, then any other class a side has, then overall.
 std::vector<std::string> class_order(const Decision &d, const Side &best, const Side &candidate) {
   std::vector<std::string> order;
@@ -173,7 +166,7 @@ std::vector<std::string> class_order(const Decision &d, const Side &best, const 
     add(row.config_class);
   }
   for (const Side *side : {&best, &candidate}) {
-    for (const auto &[name, unused] : side->log_fraction) {
+    for (const auto &[name, unused] : side->fraction) {
       add(name);
     }
   }
@@ -223,17 +216,16 @@ void apply_roofline(Decision &d, const Measurement &best, const Measurement &can
   Side b = measure_side(best, roofline, *rates);
   Side c = measure_side(candidate, roofline, *rates);
   for (const std::string &name : class_order(d, b, c)) {
-    const Side &limits = c.log_limit.count(name) ? c : b;
-    if (!limits.log_limit.count(name)) {
+    const Side &limits = c.limit_us.count(name) ? c : b;
+    if (!limits.limit_us.count(name)) {
       continue;
     }
     ClassLight row;
     row.config_class = name;
-    row.configs = static_cast<int>(limits.log_limit.at(name).size());
-    row.limit_us = geomean_of_logs(limits.log_limit.at(name));
-    row.best_fraction = b.log_fraction.count(name) ? geomean_of_logs(b.log_fraction.at(name)) : 0;
-    row.candidate_fraction =
-        c.log_fraction.count(name) ? geomean_of_logs(c.log_fraction.at(name)) : 0;
+    row.configs = static_cast<int>(limits.limit_us.at(name).size());
+    row.limit_us = util::geomean(limits.limit_us.at(name));
+    row.best_fraction = b.fraction.count(name) ? util::geomean(b.fraction.at(name)) : 0;
+    row.candidate_fraction = c.fraction.count(name) ? util::geomean(c.fraction.at(name)) : 0;
     light.classes.push_back(row);
   }
   d.speed_of_light = light;

@@ -57,7 +57,7 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
       if (d.speed_of_light) {
         view.speed_of_light = decide::describe_speed_of_light(*d.speed_of_light);
       }
-      view.threshold = d.options.noise;
+      view.threshold = d.options.threshold;
       view.confidence = d.options.confidence;
       if (d.overall) {
         view.overall = change_of(*d.overall);

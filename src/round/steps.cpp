@@ -64,7 +64,7 @@ gpu::Claim claim_device(const LoadedFamily &loaded, double gpu_wait_min, std::os
 
 decide::Options keep_options(const spec::Family &family) {
   decide::Options options;
-  options.noise = family.keep_threshold;
+  options.threshold = family.keep_threshold;
   options.confidence = family.keep_confidence;
   options.max_regression = family.keep_max_regression;
   switch (family.keep_weighting) {

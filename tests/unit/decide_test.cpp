@@ -367,7 +367,7 @@ TEST_CASE("harness time alone never keeps") {
 
 TEST_CASE("options change the thresholds") {
   Options o;
-  o.noise = 0.001;
+  o.threshold = 0.001;
   CHECK(decide(measured("00"), measured("01", 0.995, 0.995), request(), o).verdict ==
         Verdict::keep);
   o = Options{};
