@@ -14,7 +14,6 @@
 #include <exception>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <optional>
@@ -585,6 +584,27 @@ std::vector<ProcessResult> RealProcessRunner::run_all(const std::vector<Command>
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
+namespace {
+
+// A /proc file's text, "" when it cannot be read. POSIX reads, not a stream: a process that ends
+// between the open and the read makes read() fail with ESRCH, which libstdc++'s filebuf throws
+// as an exception even when the stream was asked for none.
+std::string read_proc_file(const std::filesystem::path &path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return "";
+  }
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+} // namespace
+
 int kill_children(std::vector<std::string> *named) {
   int killed = 0;
   // A killed child's own orphans come to this process next: look again until none are left.
@@ -596,8 +616,7 @@ int kill_children(std::vector<std::string> *named) {
       if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
         continue;
       }
-      std::ifstream stat(entry.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const std::string text = read_proc_file(entry.path() / "stat");
       // pid (comm) state ppid ...: the command may hold spaces and parentheses, so the fields
       // are read after its last ')'.
       size_t close = text.rfind(')');

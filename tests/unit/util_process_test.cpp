@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using kopt::test::TempDir;
 using kopt::util::Command;
@@ -110,6 +111,53 @@ TEST_CASE("a process a child leaves behind, in a session of its own, is found an
   REQUIRE(result.ok());
   CHECK(kopt::util::kill_children() == 1);
   CHECK(kopt::util::kill_children() == 0);
+}
+
+TEST_CASE("kill_children survives processes of others ending while it reads /proc") {
+  // Three processes (not the reader's children) start and end short-lived processes all the
+  // time; a /proc/<pid>/stat opened just before its process ends fails its read with ESRCH,
+  // which a stream throws. The reader, a forked child, runs kill_children for two seconds.
+  std::vector<pid_t> spawners;
+  for (int i = 0; i < 3; ++i) {
+    pid_t spawner = ::fork();
+    REQUIRE(spawner >= 0);
+    if (spawner == 0) {
+      for (;;) {
+        pid_t brief = ::fork();
+        if (brief == 0) {
+          ::usleep(200);
+          ::_exit(0);
+        }
+        ::waitpid(brief, nullptr, 0);
+      }
+    }
+    spawners.push_back(spawner);
+  }
+  pid_t reader = ::fork();
+  REQUIRE(reader >= 0);
+  if (reader == 0) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    try {
+      while (std::chrono::steady_clock::now() < end) {
+        kopt::util::kill_children();
+      }
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = -1;
+  ::waitpid(reader, &status, 0);
+  for (pid_t spawner : spawners) {
+    ::kill(spawner, SIGKILL);
+    ::waitpid(spawner, nullptr, 0);
+  }
+  // The spawners' last brief processes come to this process (a subreaper): reap them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("ends_at_exit: the run ends with the program; what it left is killed and named") {
