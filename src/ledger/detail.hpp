@@ -24,6 +24,16 @@ struct Contents {
   std::vector<nlohmann::json> attempts;
 };
 
+/// Commits one change (journal.hpp), rendered here: the new `state` and `line`, appended to
+/// attempts.jsonl; `history` is attempts.jsonl as read under the lock, which performance.md
+/// shows with the line.
+void commit_change(const Files &files, const State &state, std::vector<nlohmann::json> history,
+                   const nlohmann::json &line);
+
+/// Completes what a killed or failed record left (journal.hpp's recover, with performance.md
+/// rendered from attempts.jsonl), each repair said in a line on stderr; the caller holds the lock.
+void repair(const Files &files);
+
 /// Whether read_contents() first completes what a killed or failed record left (journal.hpp).
 enum class Recover { yes, no };
 

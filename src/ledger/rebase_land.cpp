@@ -1,6 +1,5 @@
 #include "ledger/detail.hpp"
 
-#include "ledger/journal.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
@@ -8,6 +7,7 @@
 
 namespace kopt::ledger {
 
+using detail::commit_change;
 using detail::Contents;
 using detail::read_contents;
 using detail::short_hash;
@@ -39,14 +39,14 @@ Recorded rebase(const Files &files, const std::function<std::string(const std::s
   std::string from = s.best_hash;
   s.best_hash = hash;
   s.recorded.clear(); // they were compared with other code
-  commit(files, s, std::move(contents.attempts),
-         {{"kind", "rebase"},
-          {"date", date.empty() ? util::utc_now() : date},
-          {"candidate", s.best},
-          {"best", s.best},
-          {"from_hash", from},
-          {"hash", hash},
-          {"reason", reason}});
+  commit_change(files, s, std::move(contents.attempts),
+                {{"kind", "rebase"},
+                 {"date", date.empty() ? util::utc_now() : date},
+                 {"candidate", s.best},
+                 {"best", s.best},
+                 {"from_hash", from},
+                 {"hash", hash},
+                 {"reason", reason}});
   return {Outcome::recorded,
           "rebased BEST " + s.best + ": content hash " + short_hash(from) + " -> " +
               short_hash(hash) + " (" + reason +
@@ -93,7 +93,7 @@ bool record_land(const Files &files, const nlohmann::json &line) {
       return false;
     }
   }
-  commit(files, *contents.state, std::move(contents.attempts), line);
+  commit_change(files, *contents.state, std::move(contents.attempts), line);
   return true;
 }
 

@@ -1,7 +1,6 @@
 #include "ledger/detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
-#include "ledger/journal.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
@@ -16,6 +15,7 @@ namespace {
 
 using decide::Decision;
 using decide::Verdict;
+using detail::commit_change;
 using detail::Contents;
 using detail::read_contents;
 using detail::short_hash;
@@ -131,7 +131,7 @@ Recorded record_first_baseline(const Files &files, std::vector<nlohmann::json> h
                       {"kernels", kernels_of(measurement, d.target)},
                       {"hypothesis", s.kept.back().hypothesis}};
   line.update(measured_json(measurement));
-  commit(files, s, std::move(history), std::move(line));
+  commit_change(files, s, std::move(history), std::move(line));
   return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
 }
 
@@ -371,8 +371,8 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
   if (d.verdict != Verdict::keep) {
     s.recorded.push_back({d.candidate, d.hash, decide::to_string(d.verdict)});
   }
-  commit(files, s, std::move(contents.attempts),
-         attempt_json(d, s, candidate, measurement, date, proposal, applied.event, other));
+  commit_change(files, s, std::move(contents.attempts),
+                attempt_json(d, s, candidate, measurement, date, proposal, applied.event, other));
   return {Outcome::recorded, applied.message, s};
 }
 
@@ -405,8 +405,8 @@ State stop_no_idle_gpu(const Files &files, const std::string &family, const std:
   s.stopped = true;
   s.stop_reason = "no idle GPU for " + std::to_string(waited_min) + " min";
   s.stop_date = date.empty() ? util::utc_now() : date;
-  commit(files, s, std::move(contents.attempts),
-         {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
+  commit_change(files, s, std::move(contents.attempts),
+                {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
   return s;
 }
 

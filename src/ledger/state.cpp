@@ -55,11 +55,24 @@ std::string fixed(double value) {
   return text;
 }
 
+void commit_change(const Files &files, const State &state, std::vector<nlohmann::json> history,
+                   const nlohmann::json &line) {
+  history.push_back(line);
+  commit(files, {line, to_json(state), render_performance(state, history)});
+}
+
+void repair(const Files &files) {
+  auto render = [&files](const State &state) {
+    return render_performance(state, read_attempts(files.attempts()));
+  };
+  for (const std::string &note : recover(files, render)) {
+    std::cerr << "kopt: ledger: " << note << "\n";
+  }
+}
+
 Contents read_contents(const Files &files, Recover recovering) {
   if (recovering == Recover::yes) {
-    for (const std::string &note : recover(files)) {
-      std::cerr << "kopt: ledger: " << note << "\n";
-    }
+    repair(files);
   }
   Contents contents;
   contents.attempts = read_attempts(files.attempts());
