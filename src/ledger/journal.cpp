@@ -101,21 +101,19 @@ std::string what_was_recorded(const nlohmann::json &line) {
 
 } // namespace
 
-void commit(const Files &files, const State &state, std::vector<nlohmann::json> history,
-            const nlohmann::json &line) {
+void commit(const Files &files, const Change &change) {
   uintmax_t size = attempts_size(files);
   // Invalid UTF-8 in a field (a hypothesis) is replaced, never thrown half way through.
-  const std::string text = util::dump_json(line, -1);
+  const std::string text = util::dump_json(change.line, -1);
   util::write_json_atomic(files.journal(),
-                          {{"attempts_size", size}, {"line", text}, {"state", to_json(state)}});
+                          {{"attempts_size", size}, {"line", text}, {"state", change.state}});
   try {
-    history.push_back(line);
     util::append_line(files.attempts(), text);
-    util::write_json_atomic(files.state(), to_json(state));
-    util::write_file_atomic(files.performance(), render_performance(state, history));
+    util::write_json_atomic(files.state(), change.state);
+    util::write_file_atomic(files.performance(), change.performance);
     util::remove_file(files.journal());
   } catch (const Error &e) {
-    throw Error(std::string(e.what()) + "; the " + what_was_recorded(line) + " is kept in " +
+    throw Error(std::string(e.what()) + "; the " + what_was_recorded(change.line) + " is kept in " +
                 files.journal().string() +
                 ": the next kopt command on this ledger completes it (once the cause is fixed)");
   }
@@ -141,7 +139,7 @@ bool needs_recovery(const Files &files) {
   return journal_exists(files) || !temp_files(files).empty();
 }
 
-std::vector<std::string> recover(const Files &files) {
+std::vector<std::string> recover(const Files &files, const RenderPerformance &render) {
   std::vector<std::string> notes;
   std::vector<fs::path> temps = temp_files(files);
   for (const fs::path &temp : temps) {
@@ -167,8 +165,7 @@ std::vector<std::string> recover(const Files &files) {
   try {
     complete_append(files, size, text);
     util::write_json_atomic(files.state(), to_json(state));
-    util::write_file_atomic(files.performance(),
-                            render_performance(state, read_attempts(files.attempts())));
+    util::write_file_atomic(files.performance(), render(state));
     util::remove_file(files.journal());
   } catch (const Error &e) {
     throw Error(std::string(e.what()) + "; while completing the interrupted record (" +

@@ -1,3 +1,4 @@
+#include "ledger/detail.hpp"
 #include "ledger/journal.hpp"
 
 #include "util/atomic_file.hpp"
@@ -7,7 +8,6 @@
 #include "util/json_file.hpp"
 
 #include <algorithm>
-#include <iostream>
 
 namespace kopt::ledger {
 
@@ -166,9 +166,7 @@ State rebuild_state(const std::vector<json> &attempts, const std::string &family
 Recorded rebuild(const Files &files, const std::string &family) {
   util::FileLock lock(files.lock());
   util::InterruptShield shield;
-  for (const std::string &note : recover(files)) {
-    std::cerr << "kopt: ledger: " << note << "\n";
-  }
+  detail::repair(files); // the history must be whole before it is replayed
   std::vector<json> attempts = read_attempts(files.attempts());
   if (attempts.empty()) {
     throw Error(files.attempts().string() +

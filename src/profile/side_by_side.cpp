@@ -1,0 +1,133 @@
+#include "profile/bench_detail.hpp"
+
+#include "util/error.hpp"
+
+#include <cstdlib>
+#include <optional>
+
+namespace kopt::profile {
+
+namespace fs = std::filesystem;
+
+using detail::benchmark_profiler;
+using detail::ServedSide;
+
+const char *to_string(Arrangement arrangement) {
+  return arrangement == Arrangement::best_first ? "best-first" : "candidate-first";
+}
+
+Arrangement next_arrangement(const spec::Layout &layout, const std::string &id) {
+  try {
+    if (std::filesystem::exists(layout.measurement(id)) &&
+        read_measurement(layout.measurement(id)).arrangement == "best-first") {
+      return Arrangement::candidate_first;
+    }
+  } catch (const Error &) {
+    // An unreadable last measurement is replaced like any other; it names no arrangement.
+  }
+  return Arrangement::best_first;
+}
+
+namespace {
+
+// KOPT_TEST_FIRST_SIDE_SLOWER: a side effect of known size for kopt's tests, every time of
+// `runs` (the side that went first in round 1) made the fraction longer.
+void slow_for_tests(std::vector<Measurement> &runs) {
+  const char *text = std::getenv("KOPT_TEST_FIRST_SIDE_SLOWER");
+  double factor = 1 + (text ? std::atof(text) : 0);
+  if (factor == 1) {
+    return;
+  }
+  for (Measurement &run : runs) {
+    for (ConfigResult &c : run.configs) {
+      c.us *= factor;
+      c.harness_us *= factor;
+      for (std::vector<double> &samples : c.rounds) {
+        for (double &us : samples) {
+          us *= factor;
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
+                            const std::string &best_id, const std::string &id, int rounds,
+                            util::ProcessRunner &runner, const RunSetup &setup,
+                            util::Progress &progress, Arrangement arrangement) {
+  fs::path dir = layout.results_dir(id) / "rounds";
+  fs::remove_all(dir); // an earlier run's rounds must never pass for this run's
+  std::vector<Measurement> best_runs;
+  std::vector<Measurement> candidate_runs;
+  // Under the CUPTI tracer each side's rounds are served by one harness process. Both sides
+  // compare their first round's output with the golden: the same work outside the timed runs.
+  std::optional<ServedSide> best_side, candidate_side;
+  if (benchmark_profiler(family, setup) == Source::cupti) {
+    best_side.emplace(family, layout, best_id, "best", runner, setup, dir);
+    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir);
+  }
+  const bool best_starts = arrangement == Arrangement::best_first;
+  bool stop = false;
+  for (int k = 0; k < rounds && !stop; ++k) {
+    bool last = false; // the candidate's checked run was wrong: this round is the last
+    // The side that starts first in even rounds, the other first in odd ones.
+    for (int turn = 0; turn < 2 && !stop; ++turn) {
+      bool best_turn = ((turn == 0) == (k % 2 == 0)) == best_starts;
+      const std::string &who = best_turn ? best_id : id;
+      fs::path run_dir =
+          dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
+      bool check = (best_turn ? best_runs : candidate_runs).empty();
+      std::string what = "round " + std::to_string(k + 1) + "/" + std::to_string(rounds) + ": " +
+                         (best_turn ? "BEST " : "candidate ") + who;
+      progress.starting(what);
+      std::optional<ServedSide> &served = best_turn ? best_side : candidate_side;
+      Measurement run =
+          served ? served->round(run_dir)
+                 : run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, run_dir,
+                               check ? GoldenCheck::compare : GoldenCheck::skip);
+      if (!run.ok()) {
+        progress.note(what + " failed: " + run.reason);
+      }
+      progress.advance(1, what);
+      // A failed side ends the measurement: its rounds would not pair. So does, after this
+      // round, a candidate whose checked run was wrong: it is incorrect whatever the other rounds
+      // say (BEST still runs its turn of the round, so that the two sides pair in either
+      // arrangement).
+      stop = !run.ok();
+      if (!stop && !best_turn && failed_check(run)) {
+        last = true;
+        progress.note(what + ": " + failed_check(run)->check + ": no more rounds");
+      }
+      (best_turn ? best_runs : candidate_runs).push_back(std::move(run));
+    }
+    stop = stop || last;
+  }
+  if (best_side) {
+    best_side->close(); // both exit at once
+    candidate_side->close();
+    best_side->finish(best_runs);
+    candidate_side->finish(candidate_runs);
+  }
+  slow_for_tests(best_starts ? best_runs : candidate_runs);
+  auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
+    if (!runs.empty()) {
+      return merge_rounds(runs, static_cast<size_t>(rounds));
+    }
+    Measurement m;
+    m.family = family.name;
+    m.candidate = who;
+    m.status = "failed";
+    m.reason = "not measured: the side-by-side run stopped when the other side failed";
+    return m;
+  };
+  SideBySide result{merged(best_runs, best_id), merged(candidate_runs, id)};
+  result.candidate.paired_best = result.best.candidate;
+  result.candidate.paired_best_hash = result.best.hash;
+  result.candidate.arrangement = to_string(arrangement);
+  result.best.arrangement = result.candidate.arrangement;
+  return result;
+}
+
+} // namespace kopt::profile
