@@ -232,11 +232,11 @@ void print_bench(const LoadedFamily &loaded, const std::string &id, const ledger
   out << "wrote " << loaded.layout.measurement(id).string() << "\n";
 }
 
-// The answers that need no run: an identical candidate, a build only, a golden up to date.
+// The answers that need no hash of the baseline: an identical candidate, a build only.
 std::optional<int> answer_without_run(const LoadedFamily &loaded, const BenchOptions &options,
-                                      const std::string &id, const ledger::Best &best,
+                                      const std::string &id, const std::string &baseline,
+                                      const ledger::Best &best,
                                       const std::vector<std::string> &targets, Context &context) {
-  const std::string baseline = loaded.baseline();
   std::string identical = ledger::identical_to(ledger::Files{loaded.layout.ledger}, loaded.family,
                                                loaded.candidates, id, best);
   if (!identical.empty() && !options.build_only) {
@@ -258,17 +258,6 @@ std::optional<int> answer_without_run(const LoadedFamily &loaded, const BenchOpt
         "built candidate " + id + ", the baseline " + baseline + " and BEST " + best.id);
     return 0;
   }
-  // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
-  if (options.golden_only &&
-      profile::golden_is_current(loaded.family, loaded.layout,
-                                 loaded.candidates.content_hash(loaded.family, baseline))) {
-    print_result(context,
-                 {{"candidate", baseline},
-                  {"status", "up to date"},
-                  {"golden", loaded.layout.golden().string()}},
-                 "golden up to date (from candidate " + baseline + ")");
-    return 0;
-  }
   return std::nullopt;
 }
 
@@ -286,8 +275,20 @@ int run_bench(BenchOptions &options, Context &context) {
   const std::string &p = options.prefix;
   std::vector<std::string> targets = {p + "candidate_" + baseline, p + "candidate_" + id,
                                       p + "candidate_" + best.id};
-  if (std::optional<int> answer = answer_without_run(loaded, options, id, best, targets, context)) {
+  if (std::optional<int> answer =
+          answer_without_run(loaded, options, id, baseline, best, targets, context)) {
     return *answer;
+  }
+  // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
+  std::string baseline_hash = loaded.candidates.content_hash(loaded.family, baseline);
+  if (options.golden_only &&
+      profile::golden_is_current(loaded.family, loaded.layout, baseline_hash)) {
+    print_result(context,
+                 {{"candidate", baseline},
+                  {"status", "up to date"},
+                  {"golden", loaded.layout.golden().string()}},
+                 "golden up to date (from candidate " + baseline + ")");
+    return 0;
   }
   // The identity check needs no GPU: a refused candidate never waits for one.
   if (!options.golden_only && !options.best &&
@@ -307,9 +308,8 @@ int run_bench(BenchOptions &options, Context &context) {
   // the two measurement files it writes.
   util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
   util::RealProcessRunner runner;
-  std::string golden = profile::ensure_golden(
-      loaded.family, loaded.layout, baseline,
-      loaded.candidates.content_hash(loaded.family, baseline), runner, *setup);
+  std::string golden =
+      profile::ensure_golden(loaded.family, loaded.layout, baseline, baseline_hash, runner, *setup);
   if (options.golden_only) {
     print_result(context,
                  {{"candidate", baseline},

@@ -586,21 +586,14 @@ void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 namespace {
 
-// A /proc file's text, "" when it cannot be read. POSIX reads, not a stream: a process that ends
-// between the open and the read makes read() fail with ESRCH, which libstdc++'s filebuf throws
-// as an exception even when the stream was asked for none.
+// A /proc file's text, "" when it cannot be read: its process may end at any moment, and then
+// the read fails (ESRCH).
 std::string read_proc_file(const std::filesystem::path &path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  try {
+    return read_file(path);
+  } catch (const Error &) {
     return "";
   }
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return text;
 }
 
 } // namespace
