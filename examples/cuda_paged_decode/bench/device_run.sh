@@ -13,6 +13,13 @@
 # KOPT_PAGED_IDS="02 04" (ids, space separated) builds, checks and rounds only those, in that order
 # (the first becomes BEST: with no ledger yet its round measures it beside the baseline 00, which
 # is built for that), then 90 if listed; the default is every candidate and 90, as above.
+# KOPT_PAGED_LEDGER=<attempts.jsonl> (a path in this tree) continues that ledger: it is copied into
+# the state folder and `kopt ledger rebuild` remakes its state.json before the rounds, so BEST is
+# the ledger's and each round adds to its history (BEST must be among the built candidates: list it
+# in KOPT_PAGED_IDS; its round then answers "identical").
+# KOPT_PAGED_ANALYZE="04 05" runs `kopt analyze` (ncu, one config per class) on those candidates
+# after the rounds; the answers go to analyze_<id>.txt (ncu's data: the state folder's
+# results/<id>/analyze/).
 # Results: $OUT/summary.txt (bench/summary.py's table), $OUT/machine.txt and $OUT/paged.tgz (the
 # state folder without the golden; the rounds' answers and logs, under paged/ while it runs).
 set -uo pipefail
@@ -65,6 +72,11 @@ cmake --build "$b" -j "$(nproc)" --target $targets >"$out/build.log" 2>&1 ||
 echo "family built in $((SECONDS - s)) s: $(echo $ids)"
 state=$b/kopt/$family
 cd "$b" || exit 1
+if [ -n "${KOPT_PAGED_LEDGER:-}" ]; then
+  mkdir -p "$state/ledger" && cp "$root/$KOPT_PAGED_LEDGER" "$state/ledger/attempts.jsonl" &&
+    "$kopt" ledger rebuild >"$out/ledger_rebuild.txt" 2>&1
+  echo "ledger from $KOPT_PAGED_LEDGER: rc $? ($(tail -1 "$out/ledger_rebuild.txt"))"
+fi
 for id in $ids; do
   s=$SECONDS
   "$state/bin/candidate_$id" --configs "$work/src/configs.csv" --correctness \
@@ -93,6 +105,12 @@ for n in $(seq 1 "${KOPT_PAGED_AA:-0}"); do
   echo "A/A $id of $best: rc $? ($(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("verdict"), " | ".join("%s %+.1f%% [%+.1f, %+.1f]" % (c["class"], 100 * c["change"], 100 * (c["low"] or 0), 100 * (c["high"] or 0)) for c in d.get("classes") or []))' "$out/round_$id.json" 2>/dev/null)) in $((SECONDS - s)) s"
 done
 "$kopt" status >"$out/status.txt" 2>&1
+for id in ${KOPT_PAGED_ANALYZE:-}; do
+  s=$SECONDS
+  "$kopt" analyze --candidate "$id" --quiet >"$out/analyze_$id.txt" 2>&1
+  echo "analyze $id: rc $? in $((SECONDS - s)) s"
+  cat "$out/analyze_$id.txt"
+done
 python3 "$root/examples/$family/bench/summary.py" "$work/src/configs.csv" "$out" "$state" | tee "$out/summary.txt"
 # One archive (the device returns few files): the state folder without the golden, and $out.
 tar czf "$out/../paged.tgz" --exclude=golden.bin -C "$b/kopt" "$family" -C "$out" . 2>/dev/null
