@@ -265,6 +265,27 @@ std::string launched_outside(const CuptiTrace &trace, int runs, const std::strin
   return "";
 }
 
+// The time at least one of `intervals` (start, end in ns) was running: overlapping activities
+// (another stream, a programmatic dependent launch that starts during the kernel before it)
+// count once.
+double busy_ns(std::vector<std::pair<int64_t, int64_t>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double busy = 0;
+  int64_t from = 0, to = 0;
+  bool open = false;
+  for (const auto &[start, end] : intervals) {
+    if (open && start <= to) {
+      to = std::max(to, end);
+      continue;
+    }
+    busy += open ? static_cast<double>(to - from) : 0.0;
+    from = start;
+    to = end;
+    open = true;
+  }
+  return busy + (open ? static_cast<double>(to - from) : 0.0);
+}
+
 } // namespace
 
 ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
@@ -290,17 +311,15 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
     c.range = "config_" + std::to_string(i);
     c.run_ns.assign(static_cast<size_t>(runs), 0.0);
   }
-  std::vector<int> launches(static_cast<size_t>(trace.ranges), 0);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> ran(static_cast<size_t>(trace.ranges));
   for (const TracedActivity &a : trace.activities) {
     if (a.range < 0) {
       continue;
     }
     ProfiledConfig &c = report.configs[static_cast<size_t>(a.range / runs)];
     double ns = static_cast<double>(a.end_ns - a.start_ns);
-    c.run_ns[static_cast<size_t>(a.range % runs)] += ns;
-    c.total_ns += ns;
     ++c.launches;
-    ++launches[static_cast<size_t>(a.range)];
+    ran[static_cast<size_t>(a.range)].emplace_back(a.start_ns, a.end_ns);
     std::string name = a.kind == "kernel" ? a.name : "[" + a.name + "]";
     auto it = std::find_if(c.kernels.begin(), c.kernels.end(),
                            [&](const KernelTime &k) { return k.kernel == name; });
@@ -311,10 +330,15 @@ ProfileReport attribute_cupti_trace(const CuptiTrace &trace, int configs,
     ++it->launches;
     it->ns += ns;
   }
+  // A run's time: the time at least one of what its range launched ran (busy_ns).
   for (int r = 0; r < trace.ranges; ++r) {
-    if (launches[static_cast<size_t>(r)] == 0) {
+    if (ran[static_cast<size_t>(r)].empty()) {
       return unprofiled(run_name(r, runs) + " launched no kernel, copy or set (" + source + ")");
     }
+    ProfiledConfig &c = report.configs[static_cast<size_t>(r / runs)];
+    double ns = busy_ns(std::move(ran[static_cast<size_t>(r)]));
+    c.run_ns[static_cast<size_t>(r % runs)] = ns;
+    c.total_ns += ns;
   }
   for (const ProfiledConfig &c : report.configs) {
     if (std::none_of(c.kernels.begin(), c.kernels.end(),

@@ -47,13 +47,15 @@ struct KernelTime {
   bool family = false; ///< true when the name matches kernel_regex
 };
 
-/// One config's profiled time: every counted launch of its timed runs, summed per run.
+/// One config's profiled time: every counted launch of its timed runs, per run.
 struct ProfiledConfig {
-  int config = 0;                  ///< the index from `config_<index>` or from launch order
-  std::string range;               ///< the range name, e.g. "config_0 M=65536"; "" by order
-  int launches = 0;                ///< counted launches attributed to this config, of any kernel
-  double total_ns = 0;             ///< their summed GPU time
-  std::vector<double> run_ns;      ///< each timed run's summed GPU time, in run order
+  int config = 0;      ///< the index from `config_<index>` or from launch order
+  std::string range;   ///< the range name, e.g. "config_0 M=65536"; "" by order
+  int launches = 0;    ///< counted launches attributed to this config, of any kernel
+  double total_ns = 0; ///< the sum of run_ns
+  /// each timed run's GPU time, in run order: under ncu (kernels serialised) the sum of its
+  /// launches; under the CUPTI tracer the time at least one of them ran (overlaps count once)
+  std::vector<double> run_ns;
   std::vector<KernelTime> kernels; ///< per kernel name, in first-seen order
 
   /// Returns the mean GPU time per timed run in nanoseconds (0 without runs).

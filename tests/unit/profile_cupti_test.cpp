@@ -90,13 +90,38 @@ TEST_CASE("every kernel, copy and set in a range counts; those outside kernel_re
   auto report = attribute(text);
   REQUIRE(report.profiled);
   const auto &first = report.configs[0];
-  CHECK(first.run_ns[0] == 37025 + 10000 + 20000);
+  // The copy and the spare kernel start together as the GEMM (472549 .. 509574) ends: the run is
+  // busy until the spare kernel's end.
+  CHECK(first.run_ns[0] == 37025 + 20000);
   CHECK(first.launches == 7);
   auto outside = first.outside_regex();
   REQUIRE(outside.size() == 2);
   CHECK(outside[0].kernel == "[memcpy DtoD]");
   CHECK(outside[1].kernel == "void spare(int)");
   CHECK(outside[1].ns == 20000);
+}
+
+TEST_CASE("overlapping launches count once: a programmatic dependent launch adds its tail") {
+  // A merge kernel launched as a programmatic dependent of the GEMM (472549 .. 509574): its CTAs
+  // start 7451 ns after the GEMM and wait for it, and it ends 5426 ns after it. Summing the two
+  // durations would count the wait: 37025 + 35000 ns.
+  std::string text = trace_text();
+  size_t end = text.find("# end");
+  REQUIRE(end != std::string::npos);
+  text.insert(end, "0,kernel,1795824653785480000,1795824653785515000,13,201,\"void merge(int)\"\n");
+  auto report = attribute(text);
+  REQUIRE(report.profiled);
+  const auto &first = report.configs[0];
+  CHECK(first.run_ns[0] == 37025 + 5426);
+  CHECK(first.run_ns[1] == 36993); // the other runs are as they were
+  CHECK(first.total_ns == doctest::Approx(37025 + 5426 + 36993 + 36448 + 36513 + 36545));
+  REQUIRE(first.kernels.size() == 2);
+  CHECK(first.kernels[1].ns == 35000); // a kernel's own time is still its whole duration
+  // A launch that starts after a gap adds its own duration, not the gap.
+  text = trace_text();
+  text.insert(text.find("# end"),
+              "0,kernel,1795824653785600000,1795824653785610000,13,202,\"void late(int)\"\n");
+  CHECK(attribute(text).configs[0].run_ns[0] == 37025 + 10000);
 }
 
 TEST_CASE("a trace kopt cannot trust is unprofiled, saying why") {
@@ -228,7 +253,7 @@ public:
         file << r << ",kernel,100," << 100 + 1000 * (r / 2 + 1) + 10 * (r % 2) << ",7," << r
              << ",\"void tiny_kernel<1>(float*)\"\n";
       }
-      file << "4,memcpy,0,500,7,40,\"memcpy DtoD\"\n# end\n";
+      file << "4,memcpy,3200,3700,7,40,\"memcpy DtoD\"\n# end\n"; // after the kernel
     }
     kopt::util::ProcessResult result;
     result.exit_code = exit_code;
