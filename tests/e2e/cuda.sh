@@ -44,7 +44,7 @@ cp "$wrong/candidate.json" "$wrong/paged_kernel.cuh" "$WORK/pd_src/candidates/90
 start=$SECONDS
 FAMILY_DIR=$WORK/pd_src BUILD_DIR=$WORK/pd build_family cuda_paged_decode candidate_00
 for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v '^00$'); do
-  object=CMakeFiles/candidate_$id.dir/kopt/cuda_paged_decode/gen/$id/instances/paged_w4.cpp.o
+  object=CMakeFiles/candidate_$id.dir/kopt/cuda_paged_decode/gen/$id/instances/paged_w4_s1.cpp.o
   cmake --build "$WORK/pd" --target "$object" >"$WORK/pd.$id.log" 2>&1 ||
     { tail -30 "$WORK/pd.$id.log"; fail "compiling cuda_paged_decode candidate $id's instance"; }
   grep -aq -- "-arch sm_90a" "$WORK/pd/$object" || fail "candidate $id's instance carries no sm_90a code"

@@ -20,6 +20,11 @@
 # KOPT_PAGED_ANALYZE="04 05" runs `kopt analyze` (ncu, one config per class) on those candidates
 # after the rounds; the answers go to analyze_<id>.txt (ncu's data: the state folder's
 # results/<id>/analyze/).
+# KOPT_PAGED_REBASE="<reason>": after the ledger is continued, `kopt rebase` (BEST measured again
+# and recorded, for a family.json change every candidate compiles).
+# KOPT_PAGED_TUNE="06": `kopt tune` of that candidate on bench/tune_configs.csv after the rounds,
+# over KOPT_PAGED_TUNE_KERNELS (comma separated; default every instance); full.csv and tuned.csv
+# stay in the state folder's tune/<id>/.
 # Results: $OUT/summary.txt (bench/summary.py's table), $OUT/machine.txt and $OUT/paged.tgz (the
 # state folder without the golden; the rounds' answers and logs, under paged/ while it runs).
 set -uo pipefail
@@ -77,6 +82,11 @@ if [ -n "${KOPT_PAGED_LEDGER:-}" ]; then
     "$kopt" ledger rebuild >"$out/ledger_rebuild.txt" 2>&1
   echo "ledger from $KOPT_PAGED_LEDGER: rc $? ($(tail -1 "$out/ledger_rebuild.txt"))"
 fi
+if [ -n "${KOPT_PAGED_REBASE:-}" ]; then
+  s=$SECONDS
+  "$kopt" rebase --reason "$KOPT_PAGED_REBASE" >"$out/rebase.txt" 2>&1
+  echo "rebase: rc $? in $((SECONDS - s)) s: $(tail -3 "$out/rebase.txt")"
+fi
 for id in $ids; do
   s=$SECONDS
   "$state/bin/candidate_$id" --configs "$work/src/configs.csv" --correctness \
@@ -105,6 +115,12 @@ for n in $(seq 1 "${KOPT_PAGED_AA:-0}"); do
   echo "A/A $id of $best: rc $? ($(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("verdict"), " | ".join("%s %+.1f%% [%+.1f, %+.1f]" % (c["class"], 100 * c["change"], 100 * (c["low"] or 0), 100 * (c["high"] or 0)) for c in d.get("classes") or []))' "$out/round_$id.json" 2>/dev/null)) in $((SECONDS - s)) s"
 done
 "$kopt" status >"$out/status.txt" 2>&1
+for id in ${KOPT_PAGED_TUNE:-}; do
+  s=$SECONDS
+  "$kopt" tune --candidate "$id" --configs "$work/src/bench/tune_configs.csv" --quiet \
+    ${KOPT_PAGED_TUNE_KERNELS:+--kernels "$KOPT_PAGED_TUNE_KERNELS"} >"$out/tune_$id.txt" 2>&1
+  echo "tune $id: rc $? in $((SECONDS - s)) s: $(tail -3 "$out/tune_$id.txt")"
+done
 for id in ${KOPT_PAGED_ANALYZE:-}; do
   s=$SECONDS
   "$kopt" analyze --candidate "$id" --quiet >"$out/analyze_$id.txt" 2>&1
