@@ -107,6 +107,21 @@ bool is_aiter_table(const util::CsvTable &table) {
   return table.find_column("kernel") < 0 && table.find_column("kernelName") >= 0;
 }
 
+// Whether config column `c` of `table` names rather than measures: no row holds a number there
+// (a model's name). A column of numbers with a stray word stays a dimension, and the word, or a
+// number that is no integer, is an error.
+bool label_column(const util::CsvTable &table, size_t c) {
+  return !table.rows.empty() &&
+         std::none_of(table.rows.begin(), table.rows.end(), [&](const auto &fields) {
+           try {
+             util::parse_double(fields[c], "");
+             return true;
+           } catch (const Error &) {
+             return false;
+           }
+         });
+}
+
 Results parse_full(const util::CsvTable &table, double ties) {
   Results r;
   r.source = table.source;
@@ -116,14 +131,20 @@ Results parse_full(const util::CsvTable &table, double ties) {
   if (kernel == 0) {
     throw Error(table.source + ": expected config columns before 'kernel'");
   }
-  r.columns.assign(table.header.begin(), table.header.begin() + kernel);
+  std::vector<size_t> dims_at; // the config columns that are dimensions, not labels
+  for (size_t c = 0; c < kernel; ++c) {
+    if (!label_column(table, c)) {
+      dims_at.push_back(c);
+      r.columns.push_back(table.header[c]);
+    }
+  }
   std::map<std::vector<int64_t>, Shape> shapes;
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const auto &fields = table.rows[i];
     std::string where = table.where(i);
     std::vector<int64_t> dims;
-    for (size_t c = 0; c < kernel; ++c) {
-      dims.push_back(dimension(fields[c], where + ": " + r.columns[c]));
+    for (size_t c : dims_at) {
+      dims.push_back(dimension(fields[c], where + ": " + table.header[c]));
     }
     std::string name(util::trim(fields[kernel]));
     if (name.empty()) {

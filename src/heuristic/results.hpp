@@ -86,8 +86,9 @@ struct ReadOptions {
 };
 
 /// Builds a results table from parsed CSV, in either format (docs/FORMATS.md):
-/// - full.csv: the columns before `kernel` are the config columns (integers); a kernel measured
-///   twice on a shape keeps the lower time;
+/// - full.csv: the columns before `kernel` are the config columns (integers); a column where no
+///   row holds a number (a model's name) is a label and left out of the shape; a kernel
+///   measured twice on a shape keeps the lower time;
 /// - an aiter tuned table (a `kernelName` column and no `kernel`): gfx (or arch; optional),
 ///   cu_num, M, N, K, us, kernelName (splitK with KernelLabel::name_and_split_k); the other
 ///   columns are ignored. One (gfx, cu_num) group is read, options.group or the only one; a

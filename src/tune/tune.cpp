@@ -401,12 +401,45 @@ profile::HarnessDevice table_device(const util::CsvTable &full) {
   return first;
 }
 
+namespace {
+
+// The instance index of kernel `name` in family.json (the count when it is none).
+size_t instance_index(const spec::Family &family, const std::string &name) {
+  size_t id = 0;
+  while (id < family.instances.size() && family.instances[id].name != name) {
+    ++id;
+  }
+  return id;
+}
+
+// tuned_table of a family without M, N and K: its config columns, then the choice.
+std::string shapes_table(const heuristic::Results &results, const spec::Family &family) {
+  std::vector<std::string> header = results.columns;
+  header.insert(header.end(), {"kernelName", "kernelId", "us", "errRatio"});
+  std::string out = util::csv_line(header) + "\n";
+  for (const auto &s : results.shapes) {
+    if (s.tuned.empty()) {
+      continue;
+    }
+    const heuristic::Timing &t = s.kernels.at(s.tuned);
+    std::vector<std::string> row;
+    for (int64_t d : s.dims) {
+      row.push_back(std::to_string(d));
+    }
+    row.insert(row.end(), {s.tuned, std::to_string(instance_index(family, s.tuned)),
+                           format_us(t.us), util::format_number(t.err.value_or(0), 6)});
+    out += util::csv_line(row) + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
 std::string tuned_table(const heuristic::Results &results, const spec::Family &family,
                         const profile::HarnessDevice &device) {
   int m = results.column("M"), n = results.column("N"), k = results.column("K");
   if (m < 0 || n < 0 || k < 0) {
-    throw Error(results.source + ": a tuned table needs config columns M, N and K, got " +
-                util::join(results.columns, ","));
+    return shapes_table(results, family);
   }
   const std::string &arch = device.arch.empty() ? family.arch : device.arch;
   std::string out = "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n";
@@ -416,10 +449,7 @@ std::string tuned_table(const heuristic::Results &results, const spec::Family &f
       continue;
     }
     const heuristic::Timing &t = s.kernels.at(best);
-    size_t id = 0;
-    while (id < family.instances.size() && family.instances[id].name != best) {
-      ++id;
-    }
+    size_t id = instance_index(family, best);
     double flops = 2.0 * static_cast<double>(s.dims[m]) * static_cast<double>(s.dims[n]) *
                    static_cast<double>(s.dims[k]);
     out += util::csv_line({arch, std::to_string(device.compute_units), std::to_string(s.dims[m]),

@@ -75,7 +75,9 @@ profile::HarnessDevice table_device(const util::CsvTable &full);
 /// or not compared, or with ties the resolved one) and its own time; gfx and cu_num are
 /// `device`'s (the family's arch when the device has none), kernelId the instance's index in
 /// family.json, tflops 2*M*N*K/us, bw 0 (kopt does not know a family's bytes). Shapes without a
-/// usable kernel are left out. Needs config columns M, N and K.
+/// usable kernel are left out. A family without config columns M, N and K (no GEMM) gets its
+/// own columns instead: the config columns, then kernelName, kernelId, us and errRatio (a table
+/// to read; such a family dispatches through a heuristic, not a tuned lookup).
 std::string tuned_table(const heuristic::Results &results, const spec::Family &family,
                         const profile::HarnessDevice &device);
 

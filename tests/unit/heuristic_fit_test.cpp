@@ -202,6 +202,27 @@ TEST_CASE("malformed full.csv: missing column, bad number, bad config value") {
   CHECK(error_of("M,N,K,kernel,us,err\n1,2,3,a,0,0\n") ==
         "full.csv:2: us: expected a time > 0, got '0'");
   CHECK(error_of("kernel,us,err\na,1,0\n") == "full.csv: expected config columns before 'kernel'");
+  // A word among a column's numbers is an error; a column of words only is a label.
+  CHECK(error_of("M,N,K,kernel,us,err\n1,2,3,a,4,0\n1,x,3,a,4,0\n") ==
+        "full.csv:3: N: expected an integer, got 'x'");
+}
+
+TEST_CASE("a config column of names (a model) is a label, not a dimension of the shape") {
+  Results r = table("model,batch,ctx_max,kernel,us,err\n"
+                    "llama3.1-8b,1,4096,s0,9,\nllama3.1-8b,1,4096,s1,5,\n"
+                    "gemma2-9b,8,512,s0,2,\ngemma2-9b,8,512,s1,3,\n");
+  CHECK(r.columns == std::vector<std::string>{"batch", "ctx_max"});
+  REQUIRE(r.shapes.size() == 2);
+  CHECK(r.shapes[0].dims == std::vector<int64_t>{1, 4096});
+  CHECK(r.shapes[0].tuned == "s1");
+  CHECK(r.shapes[1].tuned == "s0");
+  // Without M, N and K the tuned table is the shapes' own columns and the choice.
+  kopt::spec::Family family;
+  family.instances = {{"s0", {}}, {"s1", {}}};
+  CHECK(kopt::tune::tuned_table(r, family, {"sm_90", 132}) ==
+        "batch,ctx_max,kernelName,kernelId,us,errRatio\n"
+        "1,4096,s1,1,5.000,0\n"
+        "8,512,s0,0,2.000,0\n");
 }
 
 TEST_CASE("aiter PR 3316's 7-arm rule is expressible as heuristic.json") {
