@@ -35,9 +35,8 @@
 // The family's kernels, one function per candidate (anchor_kopt.cu).
 cudaError_t anchor_kopt_00(const PagedArgs &a);
 cudaError_t anchor_kopt_02(const PagedArgs &a);
-cudaError_t anchor_kopt_03(const PagedArgs &a);
 cudaError_t anchor_kopt_04(const PagedArgs &a);
-cudaError_t anchor_kopt_05(const PagedArgs &a);
+cudaError_t anchor_kopt_07(const PagedArgs &a);
 
 namespace {
 
@@ -409,9 +408,8 @@ int main(int argc, char **argv) {
   Impls impls;
   impls.push_back(std::make_unique<Kopt>("kopt_00", anchor_kopt_00));
   impls.push_back(std::make_unique<Kopt>("kopt_02", anchor_kopt_02));
-  impls.push_back(std::make_unique<Kopt>("kopt_03", anchor_kopt_03));
   impls.push_back(std::make_unique<Kopt>("kopt_04", anchor_kopt_04));
-  impls.push_back(std::make_unique<Kopt>("kopt_05", anchor_kopt_05));
+  impls.push_back(std::make_unique<Kopt>("kopt_07", anchor_kopt_07));
   paged_anchor::add_external_impls(impls);
   auto copy = std::make_unique<SameBytesCopy>();
   SameBytesCopy &copy_ref = *copy;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 03, 04 and 05, the copy rate
+# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 04 and 07, the copy rate
 # and a same-bytes copy, and the implementations of any extra translation units.
 #   bash anchor.sh BUILD_DIR [anchor args...]
 #   ANCHOR_EXTRA="a.o b.o" (objects defining paged_anchor::add_external_impls; anchor_none.cu's
@@ -14,10 +14,27 @@ mkdir -p "$build"
 nvcc=${NVCC:-nvcc}
 flags=(-O3 -std=c++17 -arch=sm_90a -I"$family")
 pids=()
-for id in 00 02 03 04 05; do
+# anchor_split(): the SPLIT family.json's heuristic gives a call, for the candidates from 06 on
+# (the rules over the dispatch columns batch, ctx_max, head_size, mtp; else the default's).
+python3 - "$family/family.json" >"$build/anchor_dispatch.hpp" <<'PY'
+import json, re, sys
+f = json.load(open(sys.argv[1]))
+col = {"batch": "a.num_seqs", "ctx_max": "a.max_context_len", "head_size": "a.head_size",
+       "mtp": "a.mtp"}
+term = lambda t: "(" + " * ".join("(long long)" + col[c] for c in t.split("*")) + ")"
+split = lambda k: int(re.search(r"_s(\d+)$", k).group(1))
+print("inline int anchor_split(const PagedArgs &a) {")
+for r in f["heuristic"]["rules"]:
+    cond = " && ".join("%s %s %d" % (term(c), o, v) for c, o, v in r.get("if", [])) or "true"
+    print("  if (%s) return %d;" % (cond, split(r["kernel"])))
+print("  return %d;\n}" % split(f["default"]))
+PY
+for id in 00 02 04 07; do
   header=$family/candidates/$id/paged_kernel.cuh
   [ -f "$header" ] || header=$family/paged_kernel.cuh # 00: the family's own files
-  "$nvcc" "${flags[@]}" -c "$here/anchor_kopt.cu" -o "$build/kopt_$id.o" \
+  dispatch=()
+  [ "$id" \< 06 ] || dispatch=(-DANCHOR_DISPATCH="\"$build/anchor_dispatch.hpp\"")
+  "$nvcc" "${flags[@]}" -c "$here/anchor_kopt.cu" -o "$build/kopt_$id.o" "${dispatch[@]}" \
     -DANCHOR_HEADER="\"$header\"" -DANCHOR_ENTRY=anchor_kopt_$id \
     -Dpaged=paged_c$id -Dpaged_decode_attention=paged_decode_attention_c$id &
   pids+=($!)

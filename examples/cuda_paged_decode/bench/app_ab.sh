@@ -3,7 +3,8 @@
 #   KOPT_DEPS=<prefix with include/{nlohmann,CLI,xxhash.h}> bash examples/cuda_paged_decode/bench/app_ab.sh [N]
 # 1. kopt built and installed from this tree into .device/kopt (skipped when KOPT_PREFIX names
 #    an install); a copy of the family under $KOPT_APP_WORK (/tmp/kopt-paged-app) with N A/A
-#    candidates 91.. (02's kernel header plus one comment line, base 02), configured (sm_90a);
+#    candidates 91.. (the candidate's kernel header plus one comment line, based on it),
+#    configured (sm_90a); the candidate is KOPT_APP_ID (default 02), written 02 below;
 # 2. capture: the baseline's application (app/app.cu, the decode loop, family.json's command)
 #    under KOPT_CAPTURE; `kopt capture merge` gives the dispatch columns and the counts, and the
 #    columns the harness needs besides (the app's model: pages of 16, 32 / 8 heads; ctx_min the
@@ -21,6 +22,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 family=cuda_paged_decode
 n=${1:-2}
+cand=${KOPT_APP_ID:-02}
 out=${OUT:-/tmp/kopt-out}/app
 logs=$out/logs
 work=${KOPT_APP_WORK:-/tmp/kopt-paged-app}
@@ -57,9 +59,9 @@ aa_ids=
 for i in $(seq 1 "$n"); do
   id=9$i dir=$work/src/candidates/9$i
   mkdir -p "$dir"
-  { cat "$work/src/candidates/02/paged_kernel.cuh"
+  { cat "$work/src/candidates/$cand/paged_kernel.cuh"
     echo "// A/A $i: this comment changes the content hash, not the code"; } >"$dir/paged_kernel.cuh"
-  echo '{"id": "'"$id"'", "base": "02", "hypothesis": "A/A of 02", "target": "global"}' >"$dir/candidate.json"
+  echo '{"id": "'"$id"'", "base": "'"$cand"'", "hypothesis": "A/A of '"$cand"'", "target": "global"}' >"$dir/candidate.json"
   aa_ids+="$id "
 done
 b=$work/build
@@ -101,9 +103,9 @@ PY
 cp "$work/src/app_configs.csv" "$out/"
 cat "$out/capture_run.txt" "$work/src/app_configs.csv" >>"$summary"
 
-stamp "build 00, 02 and the A/As' harnesses and applications"
+stamp "build 00, $cand and the A/As' harnesses and applications"
 # shellcheck disable=SC2046 # one target per candidate
-cmake --build "$b" -j "$(nproc)" --target $(printf 'candidate_%s candidate_%s_application ' 00 02 $aa_ids) \
+cmake --build "$b" -j "$(nproc)" --target $(printf 'candidate_%s candidate_%s_application ' 00 "$cand" $aa_ids) \
   >"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
 cd "$b" || exit 1
 
@@ -111,25 +113,25 @@ stamp "round 00: BEST"
 "$kopt" round "${args[@]}" --id 00 --json >"$out/round_00.json" 2>"$logs/round_00.log"
 stamp "round 00: rc $?"
 
-stamp "02's keep test against BEST 00"
-cmake --build "$b" --target candidate_02_bench >"$logs/bench_02.log" 2>&1
-stamp "candidate_02_bench: rc $?"
-"$kopt" decide "${args[@]}" --candidate 02 >"$out/decide_02.txt" 2>&1
-stamp "decide 02: rc $?"
-cat "$out/decide_02.txt" >>"$summary"
-cp "$state/results/02/decision.json" "$out/decision_02.json"
+stamp "$cand's keep test against BEST 00"
+cmake --build "$b" --target "candidate_${cand}_bench" >"$logs/bench_$cand.log" 2>&1
+stamp "candidate_${cand}_bench: rc $?"
+"$kopt" decide "${args[@]}" --candidate "$cand" >"$out/decide_$cand.txt" 2>&1
+stamp "decide $cand: rc $?"
+cat "$out/decide_$cand.txt" >>"$summary"
+cp "$state/results/$cand/decision.json" "$out/decision_$cand.json"
 
-stamp "the application A/B of 02 against BEST 00"
-cmake --build "$b" --target candidate_02_app >"$logs/app_02.log" 2>&1
-stamp "candidate_02_app: rc $?"
-grep -A8 "^application A/B" "$logs/app_02.log" >>"$summary"
-cp "$state/results/02/app.json" "$out/app_02.json"
-"$kopt" record "${args[@]}" --candidate 02 >"$logs/record_02.txt" 2>&1
-stamp "record 02: rc $? ($(head -1 "$logs/record_02.txt"))"
+stamp "the application A/B of $cand against BEST 00"
+cmake --build "$b" --target "candidate_${cand}_app" >"$logs/app_$cand.log" 2>&1
+stamp "candidate_${cand}_app: rc $?"
+grep -A8 "^application A/B" "$logs/app_$cand.log" >>"$summary"
+cp "$state/results/$cand/app.json" "$out/app_$cand.json"
+"$kopt" record "${args[@]}" --candidate "$cand" >"$logs/record_$cand.txt" 2>&1
+stamp "record $cand: rc $? ($(head -1 "$logs/record_$cand.txt"))"
 
 for id in $aa_ids; do
   [ "$id" = 91 ] || [ $SECONDS -lt 300 ] || { stamp "A/A $id skipped: $SECONDS s used"; continue; }
-  stamp "A/A $id: kopt round against BEST 02, then its application A/B"
+  stamp "A/A $id: kopt round against BEST $cand, then its application A/B"
   "$kopt" round "${args[@]}" --id "$id" --json >"$out/round_$id.json" 2>"$logs/round_$id.log"
   stamp "round $id: rc $? ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict"))' "$out/round_$id.json" 2>/dev/null))"
   cmake --build "$b" --target "candidate_${id}_app" >"$logs/app_$id.log" 2>&1
