@@ -1,6 +1,6 @@
 #include "decide/decide.hpp"
 #include "ledger/record_candidate.hpp"
-#include "round/loaded_family.hpp"
+#include "measure/loaded_family.hpp"
 #include "round/steps.hpp"
 
 #include "temp_dir.hpp"
@@ -13,8 +13,8 @@
 namespace fs = std::filesystem;
 using kopt::decide::Decision;
 using kopt::decide::Verdict;
+using kopt::measure::LoadedFamily;
 using kopt::profile::Measurement;
-using kopt::round::LoadedFamily;
 using kopt::test::fixture;
 using kopt::test::TempDir;
 
@@ -24,8 +24,8 @@ namespace {
 // BEST is the baseline 00 with its content hash.
 LoadedFamily tiny(const TempDir &tmp) {
   fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
-  return kopt::round::load((tmp.path() / "tiny" / "family.json").string(),
-                           (tmp.path() / "state").string());
+  return kopt::measure::load((tmp.path() / "tiny" / "family.json").string(),
+                             (tmp.path() / "state").string());
 }
 
 std::string hash_of(const LoadedFamily &f, const std::string &id) {
