@@ -1,6 +1,6 @@
 #include "measure/measure.hpp"
 
-#include "temp_dir.hpp"
+#include "loaded_tiny.hpp"
 #include "util/text.hpp"
 
 #include <doctest/doctest.h>
@@ -11,17 +11,10 @@
 namespace fs = std::filesystem;
 using kopt::measure::LoadedFamily;
 using kopt::profile::Measurement;
-using kopt::test::fixture;
+using kopt::test::loaded_tiny;
 using kopt::test::TempDir;
 
 namespace {
-
-// The tiny host family (00 and 01, 01 based on 00) in `tmp`, its state in tmp/state.
-LoadedFamily tiny(const TempDir &tmp) {
-  fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
-  return kopt::measure::load((tmp.path() / "tiny" / "family.json").string(),
-                             (tmp.path() / "state").string());
-}
 
 // 01's results folder as a side-by-side run left it: its measurement and BEST's beside it.
 void measured_beside_best(const LoadedFamily &f) {
@@ -42,7 +35,7 @@ TEST_SUITE_BEGIN("measure");
 
 TEST_CASE("write_failed dates the failed measurement and removes the BEST measured beside it") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   measured_beside_best(f);
   std::string before = kopt::util::utc_now();
   Measurement written = kopt::measure::write_failed(f, "01", "identity: symbol clock_gettime");
@@ -63,7 +56,7 @@ TEST_CASE("write_failed dates the failed measurement and removes the BEST measur
 
 TEST_CASE("a refused identity stops the steps before the device and the golden") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   fs::create_directories(tmp.path() / "not-a-build");
   kopt::measure::Request request;
   request.id = "01";
@@ -92,7 +85,7 @@ TEST_CASE("a failed build records its first error; the targets are built once ea
   CHECK(build.recorded() ==
         "building candidate_00, candidate_01 exit 1: k.hpp:3:1: error: expected ';'");
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   kopt::measure::Request request;
   request.id = "01";
   request.best = f.best(); // the baseline 00 before the first record
