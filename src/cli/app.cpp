@@ -4,6 +4,7 @@
 #include "cli/subcommands.hpp"
 #include "decide/decide.hpp"
 #include "ledger/ledger.hpp"
+#include "measure/device.hpp"
 #include "profile/measurement.hpp"
 #include "round/steps.hpp"
 #include "util/error.hpp"
@@ -66,7 +67,7 @@ std::optional<gpu::Claim> build_and_claim(const LoadedFamily &loaded, const AppO
   bool host = loaded.family.backend == spec::Backend::host;
   gpu::Claim held;
   if (host) {
-    held = round::claim_device(loaded, options.family.gpu_wait_min, err);
+    held = measure::claim_device(loaded, options.family.gpu_wait_min, err);
   }
   const std::string &p = options.prefix;
   if (!options.build_dir.empty() && build_targets(options.build_dir,
@@ -76,7 +77,7 @@ std::optional<gpu::Claim> build_and_claim(const LoadedFamily &loaded, const AppO
     return std::nullopt;
   }
   if (!host) {
-    held = round::claim_device(loaded, options.family.gpu_wait_min, err);
+    held = measure::claim_device(loaded, options.family.gpu_wait_min, err);
   }
   if (!held.binding.ok) {
     err << "kopt: GPU gate: " << held.binding.message << "\n";
@@ -114,7 +115,7 @@ Handler setup_app(CLI::App &app) {
       return 1;
     }
     util::RealProcessRunner runner;
-    profile::RunSetup setup = round::run_setup(loaded.family, held->binding, runner);
+    profile::RunSetup setup = measure::run_setup(loaded.family, held->binding, runner);
     app::Sides sides{best.id,
                      best.hash.empty() ? loaded.candidates.content_hash(loaded.family, best.id)
                                        : best.hash,

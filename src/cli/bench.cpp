@@ -3,15 +3,14 @@
 #include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/subcommands.hpp"
-#include "decide/check.hpp"
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
+#include "measure/measure.hpp"
 #include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
 #include "util/json_file.hpp"
-#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -85,89 +84,58 @@ void print_result(Context &context, const nlohmann::json &j, const std::string &
   context.out << (context.json ? util::dump_json(j) : text) << "\n";
 }
 
-// --reuse: returns true (saying so) when the existing measurement of `id` stands; otherwise
-// says why it is measured again.
-bool measurement_stands(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
+// --reuse's answer when the measurement of `id` stands.
+void print_up_to_date(const LoadedFamily &loaded, const std::string &id, Context &context) {
+  std::string file = loaded.layout.measurement(id).string();
+  print_result(context, {{"candidate", id}, {"status", "up to date"}, {"measurement", file}},
+               "candidate " + id + ": measurement up to date (" + file + ")");
+}
+
+// --reuse: returns true (saying so) when the existing measurement stands on the prepared device;
+// otherwise says why it is measured again.
+bool measurement_stands(const LoadedFamily &loaded, const measure::Request &request,
                         const profile::RunSetup &setup, Context &context) {
-  std::string why = profile::why_measure_again(loaded.family, loaded.layout, id,
-                                               loaded.candidates.content_hash(loaded.family, id),
-                                               best.id, best.hash, setup);
+  std::string why = measure::why_measure_again(loaded, request, setup);
   if (why.empty()) {
-    std::string file = loaded.layout.measurement(id).string();
-    print_result(context, {{"candidate", id}, {"status", "up to date"}, {"measurement", file}},
-                 "candidate " + id + ": measurement up to date (" + file + ")");
+    print_up_to_date(loaded, request.id, context);
     return true;
   }
   (context.json ? context.err : context.out)
-      << "candidate " << id << ": measuring again: " << why << "\n";
+      << "candidate " << request.id << ": measuring again: " << why << "\n";
   return false;
 }
 
 // With --reuse, whether the measurement stands on every GPU here before the gate samples one
-// (seconds): a CUDA machine whose GPUs are all of one model and driver (one nvidia-smi query)
-// gives the device and driver any binding would. Says so when it stands; quiet otherwise, and
-// the gate and the full check follow.
-bool stands_before_gate(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
+// (measure::one_model_setup). Says so when it stands; quiet otherwise, and the gate and the full
+// check follow. A measurement that stands was made after its binary passed the identity check:
+// neither the check nor the gate is needed.
+bool stands_before_gate(const LoadedFamily &loaded, const measure::Request &request,
                         Context &context) {
-  if (loaded.family.backend != spec::Backend::cuda ||
-      !std::filesystem::exists(loaded.layout.measurement(id))) {
+  if (!std::filesystem::exists(loaded.layout.measurement(request.id))) {
     return false;
   }
-  util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
-  util::RealProcessRunner runner;
-  std::optional<gpu::GpuModel> model = gpu::nvidia_one_model(runner);
-  if (!model) {
+  std::optional<profile::RunSetup> setup = measure::one_model_setup(loaded);
+  if (!setup) {
     return false;
   }
-  profile::RunSetup setup;
-  setup.device = model->name;
-  setup.driver = model->driver;
-  setup.profiler = round::profiler_choice(loaded.family);
-  std::string why = profile::why_measure_again(loaded.family, loaded.layout, id,
-                                               loaded.candidates.content_hash(loaded.family, id),
-                                               best.id, best.hash, setup);
-  if (!why.empty()) {
+  util::FileLock lock(loaded.layout.lock("results-" + request.id), &context.err);
+  if (!measure::why_measure_again(loaded, request, *setup).empty()) {
     return false;
   }
-  std::string file = loaded.layout.measurement(id).string();
-  print_result(context, {{"candidate", id}, {"status", "up to date"}, {"measurement", file}},
-               "candidate " + id + ": measurement up to date (" + file + ")");
+  print_up_to_date(loaded, request.id, context);
   return true;
-}
-
-// Whether an ok measurement of `id`'s current content exists that is newer than its harness
-// binary: a bench with --identity-dir made it, so the binary passed the identity check.
-bool measured_since_built(const LoadedFamily &loaded, const std::string &id) {
-  namespace fs = std::filesystem;
-  fs::path file = loaded.layout.measurement(id);
-  fs::path harness = loaded.layout.harness(id);
-  std::error_code ec;
-  if (!fs::exists(file, ec) || !fs::exists(harness, ec) ||
-      fs::last_write_time(file, ec) < fs::last_write_time(harness, ec)) {
-    return false;
-  }
-  try {
-    profile::Measurement m = profile::read_measurement(file);
-    return m.ok() && m.hash == loaded.candidates.content_hash(loaded.family, id);
-  } catch (const Error &) {
-    return false; // the bench that follows reads it again and says what is wrong
-  }
 }
 
 // The exit code of a bench whose candidate (or BEST beside it) failed: 0 under --allow-failed;
 // else 1, after writing the failed run's decision under --decide-failed, so that the .bench test
-// fails and `kopt record` still records the attempt. `locked`: the caller holds the candidate's
-// results lock.
+// fails and `kopt record` still records the attempt. The caller holds the candidate's results
+// lock.
 int failed_exit(const LoadedFamily &loaded, const BenchOptions &options, const std::string &id,
-                const ledger::Best &best, bool locked, Context &context) {
+                const ledger::Best &best, Context &context) {
   if (options.allow_failed) {
     return 0;
   }
   if (options.decide_failed && id != best.id) {
-    std::optional<util::FileLock> lock;
-    if (!locked) {
-      lock.emplace(loaded.layout.lock("results-" + id), &context.err);
-    }
     decide::Decision d =
         round::decide_candidate(loaded, id, best, round::keep_options(loaded.family));
     context.err << "kopt bench: candidate " << id << ": " << decide::to_string(d.verdict)
@@ -176,39 +144,25 @@ int failed_exit(const LoadedFamily &loaded, const BenchOptions &options, const s
   return 1;
 }
 
-// --identity-dir: returns true after recording a failed measurement of `id` when its build is
-// not provably its own code (so the keep test, which reads the measurement, fails with the
-// reason); the baseline is the family's own code and is not checked.
-bool identity_refused(const LoadedFamily &loaded, const BenchOptions &options,
-                      const std::string &id, const std::string &baseline, Context &context) {
-  if (options.identity_dir.empty() || id == baseline) {
-    return false;
+// A step before the run failed: a refused identity is recorded as the candidate's failed
+// measurement (so the keep test, which reads it, fails with the reason) and answered as one; a
+// failed build or no GPU is said on stderr.
+int answer_failure(const LoadedFamily &loaded, const BenchOptions &options,
+                   const measure::Request &request, const measure::Failure &failure,
+                   Context &context) {
+  if (failure.step != "identity") {
+    context.err << failure.output << "kopt: " << failure.reason << "\n";
+    return 1;
   }
-  if (options.reuse && measured_since_built(loaded, id)) {
-    return false; // that measurement was made after this binary passed the same check
-  }
-  util::RealProcessRunner runner;
-  std::vector<std::string> problems =
-      decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id, baseline,
-                                options.identity_dir, options.prefix, runner);
-  if (problems.empty()) {
-    return false;
-  }
-  util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
-  profile::Measurement m;
-  m.family = loaded.family.name;
-  m.candidate = id;
-  m.hash = loaded.candidates.content_hash(loaded.family, id);
-  m.status = "failed";
-  m.reason = "identity: " + util::join(problems, "; ");
-  profile::write_measurement(loaded.layout.measurement(id), m);
+  const std::string &id = request.id;
+  profile::Measurement m = measure::write_failed(loaded, id, failure.recorded());
   if (context.json) {
     context.out << util::dump_json(profile::to_json(m)) << "\n";
   } else {
     context.out << "candidate " << id << ": failed: " << m.reason << "\n"
                 << "wrote " << loaded.layout.measurement(id).string() << "\n";
   }
-  return true;
+  return failed_exit(loaded, options, id, request.best, context);
 }
 
 // The summary a user reads after a bench: the golden, a failed BEST, per-class geomeans.
@@ -261,6 +215,56 @@ std::optional<int> answer_without_run(const LoadedFamily &loaded, const BenchOpt
   return std::nullopt;
 }
 
+// The measurement `options` ask for, the device bound by the gate alone; the identity is
+// checked for a candidate, never for the baseline (the family's own code), BEST (--best) or the
+// golden alone.
+measure::Request bench_request(const BenchOptions &options, const std::string &id,
+                               const std::string &baseline, const ledger::Best &best) {
+  measure::Request request;
+  request.id = id;
+  request.best = best;
+  request.build_dir = options.build_dir;
+  request.identity_dir = options.identity_dir;
+  request.prefix = options.prefix;
+  request.rounds = options.rounds;
+  request.gpu_wait_min = options.family.gpu_wait_min;
+  request.hold = measure::Hold::bind;
+  request.reuse = options.reuse;
+  if (options.golden_only || options.best || id == baseline) {
+    request.identity_dir.clear();
+  }
+  return request;
+}
+
+// After the golden: --golden-only's answer, or --reuse's when the measurement stands, else the
+// side-by-side run and its summary.
+int measure_and_answer(const LoadedFamily &loaded, const BenchOptions &options,
+                       const measure::Request &request, measure::Prepared &prepared,
+                       Context &context) {
+  const std::string &id = request.id;
+  if (options.golden_only) {
+    print_result(context,
+                 {{"candidate", id},
+                  {"status", "written"},
+                  {"golden", loaded.layout.golden().string()},
+                  {"message", prepared.golden}},
+                 prepared.golden);
+    return 0;
+  }
+  if (options.reuse && measurement_stands(loaded, request, prepared.setup, context)) {
+    return 0;
+  }
+  std::unique_ptr<util::StatusLine> progress = status_line(context, options.quiet);
+  profile::BenchRun run = measure::run(loaded, request, prepared, *progress);
+  if (context.json) {
+    context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
+  } else {
+    print_bench(loaded, id, request.best, prepared.golden, run, context.out);
+  }
+  bool ok = run.candidate.ok() && (!run.best || run.best->ok());
+  return ok ? 0 : failed_exit(loaded, options, id, request.best, context);
+}
+
 int run_bench(BenchOptions &options, Context &context) {
   LoadedFamily loaded = load_family(options.family);
   std::string baseline = loaded.baseline();
@@ -272,17 +276,15 @@ int run_bench(BenchOptions &options, Context &context) {
     throw Error("bench: give --candidate <id>, --best or --golden-only");
   }
   const std::string &id = loaded.candidates.get(requested).id();
-  const std::string &p = options.prefix;
-  std::vector<std::string> targets = {p + "candidate_" + baseline, p + "candidate_" + id,
-                                      p + "candidate_" + best.id};
-  if (std::optional<int> answer =
-          answer_without_run(loaded, options, id, baseline, best, targets, context)) {
+  measure::Request request = bench_request(options, id, baseline, best);
+  if (std::optional<int> answer = answer_without_run(loaded, options, id, baseline, best,
+                                                     measure::targets(loaded, request), context)) {
     return *answer;
   }
   // What needs no run answers before the GPU gate (the keep test's fixtures ask often).
-  std::string baseline_hash = loaded.candidates.content_hash(loaded.family, baseline);
+  request.baseline_hash = loaded.candidates.content_hash(loaded.family, baseline);
   if (options.golden_only &&
-      profile::golden_is_current(loaded.family, loaded.layout, baseline_hash)) {
+      profile::golden_is_current(loaded.family, loaded.layout, request.baseline_hash)) {
     print_result(context,
                  {{"candidate", baseline},
                   {"status", "up to date"},
@@ -290,49 +292,24 @@ int run_bench(BenchOptions &options, Context &context) {
                  "golden up to date (from candidate " + baseline + ")");
     return 0;
   }
-  // The identity check needs no GPU: a refused candidate never waits for one.
-  if (!options.golden_only && !options.best &&
-      identity_refused(loaded, options, id, baseline, context)) {
-    return failed_exit(loaded, options, id, best, false, context);
-  }
   if (options.reuse && options.build_dir.empty() && !options.golden_only &&
-      stands_before_gate(loaded, id, best, context)) {
+      stands_before_gate(loaded, request, context)) {
     return 0;
-  }
-  std::optional<profile::RunSetup> setup =
-      prepare_run(loaded, options.build_dir, targets, options.family.gpu_wait_min, context.err);
-  if (!setup) {
-    return 1;
   }
   // One bench of a candidate at a time, and no decide or check reading its results between
   // the two measurement files it writes.
   util::FileLock lock(loaded.layout.lock("results-" + id), &context.err);
-  util::RealProcessRunner runner;
-  std::string golden =
-      profile::ensure_golden(loaded.family, loaded.layout, baseline, baseline_hash, runner, *setup);
-  if (options.golden_only) {
-    print_result(context,
-                 {{"candidate", baseline},
-                  {"status", "written"},
-                  {"golden", loaded.layout.golden().string()},
-                  {"message", golden}},
-                 golden);
-    return 0;
+  measure::Notes notes;
+  notes.held = [&](const gpu::Binding &binding) {
+    if (loaded.family.backend != spec::Backend::host) {
+      context.err << "kopt: GPU gate: " << binding.message << "\n";
+    }
+  };
+  measure::Prepared prepared = measure::prepare(loaded, request, context.err, notes);
+  if (prepared.failure) {
+    return answer_failure(loaded, options, request, *prepared.failure, context);
   }
-  if (options.reuse && measurement_stands(loaded, id, best, *setup, context)) {
-    return 0;
-  }
-  std::unique_ptr<util::StatusLine> progress = status_line(context, options.quiet);
-  profile::BenchRun run = profile::bench_candidate(
-      loaded.family, loaded.layout, id, best.id,
-      options.rounds > 0 ? options.rounds : loaded.family.rounds, runner, *setup, *progress);
-  if (context.json) {
-    context.out << util::dump_json(profile::to_json(run.candidate)) << "\n";
-  } else {
-    print_bench(loaded, id, best, golden, run, context.out);
-  }
-  bool ok = run.candidate.ok() && (!run.best || run.best->ok());
-  return ok ? 0 : failed_exit(loaded, options, id, best, true, context);
+  return measure_and_answer(loaded, options, request, prepared, context);
 }
 
 } // namespace

@@ -3,8 +3,8 @@
 #include "cli/number_options.hpp"
 #include "gpu/binding.hpp"
 #include "ledger/ledger.hpp"
-#include "round/round.hpp"
-#include "round/steps.hpp"
+#include "measure/build.hpp"
+#include "measure/device.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/json_file.hpp"
@@ -177,35 +177,27 @@ void FamilyOptions::require_state_dir() {
 LoadedFamily load_family(FamilyOptions &options) {
   options.resolve();
   // A landing that a kill or a full disk stopped half way is completed before anything reads.
-  round::complete_land(spec::load_family(options.spec),
-                       spec::Layout(options.state_dir, options.ledger), std::cerr);
-  return round::load(options.spec, options.state_dir, options.ledger);
+  measure::complete_land(spec::load_family(options.spec),
+                         spec::Layout(options.state_dir, options.ledger), std::cerr);
+  return measure::load(options.spec, options.state_dir, options.ledger);
 }
 
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
                                            std::ostream &err) {
-  util::RealProcessRunner runner;
-  if (loaded.family.backend == spec::Backend::host) {
-    return round::run_setup(loaded.family, gpu::Binding{}, runner);
-  }
-  gpu::RealClock clock;
-  gpu::Gate gate(runner, clock, gpu::gate_options_for_wait(gpu_wait_min));
-  gpu::Binding binding = gpu::bind(loaded.family.backend, gate, gpu::binding_environment());
-  if (!binding.ok) {
+  gpu::Binding binding = measure::bind_device(loaded, gpu_wait_min);
+  if (loaded.family.backend != spec::Backend::host) {
     err << "kopt: GPU gate: " << binding.message << "\n";
-    if (binding.gave_up) {
-      ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
-                               util::utc_now(), static_cast<int>(gpu_wait_min));
-    }
+  }
+  if (!binding.ok) {
     return std::nullopt;
   }
-  err << "kopt: GPU gate: " << binding.message << "\n";
-  return round::run_setup(loaded.family, binding, runner);
+  util::RealProcessRunner runner;
+  return measure::run_setup(loaded.family, binding, runner);
 }
 
 int build_targets(const std::string &build_dir, const std::vector<std::string> &targets,
                   std::ostream &err) {
-  util::ProcessResult result = round::build_targets(build_dir, targets, &err);
+  util::ProcessResult result = measure::build_targets(build_dir, targets, &err);
   if (!result.ok()) {
     err << result.out << result.err;
     err << "kopt: building " << util::join(targets, ", ") << " " << result.describe(0) << "\n";

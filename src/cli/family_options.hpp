@@ -2,8 +2,8 @@
 
 #include "candidate/candidate.hpp"
 #include "ledger/ledger.hpp"
+#include "measure/loaded_family.hpp"
 #include "profile/bench.hpp"
-#include "round/loaded_family.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 
@@ -50,7 +50,7 @@ struct FamilyOptions {
 };
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
-using round::LoadedFamily;
+using measure::LoadedFamily;
 
 /// Resolves `options`, loads family.json, discovers the candidates and builds the layout.
 LoadedFamily load_family(FamilyOptions &options);

@@ -212,9 +212,9 @@ Handler setup_land(CLI::App &app) {
         spec::Layout(options->family.state_dir, options->family.ledger).lock("family"),
         &context.err, util::FileLock::Mode::exclusive, "kopt land");
     // What a killed or failed landing left is completed (or rolled back) before anything reads.
-    round::complete_land(spec::load_family(options->family.spec),
-                         spec::Layout(options->family.state_dir, options->family.ledger),
-                         context.err, candidate::FamilyLock::held);
+    measure::complete_land(spec::load_family(options->family.spec),
+                           spec::Layout(options->family.state_dir, options->family.ledger),
+                           context.err, candidate::FamilyLock::held);
     LoadedFamily loaded = load_family(options->family);
     if (id->count() > 0) {
       loaded.candidates.get(options->id); // `--id ''` names no candidate: refused as others are

@@ -20,7 +20,7 @@ Handler setup_log(CLI::App &app) {
     options->require_state_dir();
     spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
-    round::complete_land(family, layout, context.err);
+    measure::complete_land(family, layout, context.err);
     std::vector<report::Attempt> attempts =
         report::read_attempts(ledger::Files{layout.ledger}.attempts());
     if (context.json) {

@@ -43,7 +43,7 @@ Handler setup_report(CLI::App &app) {
       options->out = (std::filesystem::path(options->family.state_dir) / "report.html").string();
     }
     spec::Layout layout(options->family.state_dir, options->family.ledger);
-    round::complete_land(family, layout, context.err);
+    measure::complete_land(family, layout, context.err);
     options->report.build_dir = options->build_dir;
     options->report.heuristic = options->heuristic;
     report::Page page = report::make_report(family, layout, options->report);

@@ -53,7 +53,7 @@ Handler setup_status(CLI::App &app) {
     options->require_state_dir();
     spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
-    round::complete_land(family, layout, context.err);
+    measure::complete_land(family, layout, context.err);
     ledger::Files files{layout.ledger};
     std::optional<ledger::State> state = ledger::read_state(files);
     if (!state) {

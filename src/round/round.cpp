@@ -1,37 +1,25 @@
 #include "round/round.hpp"
 
-#include "decide/check.hpp"
 #include "decide/decide.hpp"
-#include "gpu/claim.hpp"
 #include "ledger/record_candidate.hpp"
-#include "profile/bench.hpp"
-#include "round/loaded_family.hpp"
+#include "measure/build.hpp"
+#include "measure/measure.hpp"
 #include "round/steps.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/progress.hpp"
-#include "util/read_file.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <chrono>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <ostream>
 
 namespace kopt::round {
 
-namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace {
-
-double unix_now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 // The last lines of a failed build's output, enough to see the error in a JSON answer.
 std::string tail(const std::string &text, size_t lines = 20) {
@@ -40,36 +28,6 @@ std::string tail(const std::string &text, size_t lines = 20) {
     all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(lines));
   }
   return util::join(all, "\n");
-}
-
-// A failed build in one line: the first line that says error (the compiler's message, with its
-// file and line), else the last line of the output.
-std::string first_error(const std::string &text) {
-  std::vector<std::string> lines = util::split(util::trim(text), '\n');
-  for (const std::string &line : lines) {
-    std::string lower = line;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower.find("error") != std::string::npos && !lower.starts_with("ninja: build stopped")) {
-      return std::string(util::trim(line));
-    }
-  }
-  return lines.empty() ? "no output" : std::string(util::trim(lines.back()));
-}
-
-// A step before the measurement failed (build, identity, no GPU): the candidate's measurement
-// says why, so that the keep test gives `failed` and the ledger resets the counter.
-void write_failed(const LoadedFamily &loaded, const std::string &id, const std::string &reason) {
-  std::error_code ec;
-  fs::remove(loaded.layout.paired_best(id), ec);
-  profile::Measurement m;
-  m.family = loaded.family.name;
-  m.candidate = id;
-  m.hash = loaded.candidates.content_hash(loaded.family, id);
-  m.status = "failed";
-  m.reason = reason;
-  m.date = util::utc_now();
-  profile::write_measurement(loaded.layout.measurement(id), m);
 }
 
 // What the measurement step did: the device it held (JSON) or why it could not measure.
@@ -81,79 +39,47 @@ struct Measured {
 };
 
 // Builds, checks the identity, claims a device and measures `id` beside `best` into its
-// results folder (the caller holds its results lock). A host family's claim covers its build
-// too: a compile on the same cores would distort another round's benchmark.
+// results folder (the caller holds its results lock), saying each step in `progress`.
 Measured measure(const LoadedFamily &loaded, const std::string &id, const ledger::Best &best,
                  const RoundOptions &options, std::ostream &progress) {
-  Measured out;
-  std::string baseline = loaded.baseline();
-  bool host = loaded.family.backend == spec::Backend::host;
-  gpu::Claim held;
-  double from = 0;
-  if (host) {
-    held = claim_device(loaded, options.gpu_wait_min, progress);
-    from = unix_now();
-  }
-  if (!options.build_dir.empty()) {
-    std::vector<std::string> targets;
-    for (const std::string &t : {baseline, id, best.id}) {
-      std::string target = options.prefix + "candidate_" + t;
-      if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
-        targets.push_back(target);
-      }
-    }
+  measure::Request request;
+  request.id = id;
+  request.best = best;
+  request.build_dir = options.build_dir;
+  request.identity_dir = options.build_dir; // what it built, it proves
+  request.prefix = options.prefix;
+  request.rounds = options.rounds;
+  request.gpu_wait_min = options.gpu_wait_min;
+  measure::Notes notes;
+  notes.building = [&](const std::vector<std::string> &targets) {
     progress << "kopt round: building " << util::join(targets, ", ") << "\n" << std::flush;
-    util::ProcessResult built = build_targets(options.build_dir, targets, &progress);
-    if (!built.ok()) {
-      out.failed_step = "build";
-      out.reason = "building " + util::join(targets, ", ") + " " + built.describe(0) + ": " +
-                   first_error(built.out + built.err);
-      out.log = tail(built.out + built.err);
-      return out;
-    }
-    util::RealProcessRunner runner;
-    std::vector<std::string> problems =
-        decide::identity_problems(loaded.family, loaded.candidates, loaded.layout, id, baseline,
-                                  options.build_dir, options.prefix, runner);
-    if (!problems.empty()) {
-      out.failed_step = "identity";
-      out.reason = "identity: " + util::join(problems, "; ");
-      return out;
-    }
-  }
-  if (!host) {
-    held = claim_device(loaded, options.gpu_wait_min, progress);
-    from = unix_now();
-  }
-  if (!held.binding.ok) {
-    out.failed_step = "gpu";
-    out.reason = "GPU gate: " + held.binding.message;
+  };
+  notes.held = [&](const gpu::Binding &binding) {
+    progress << "kopt round: measuring candidate " << id << " beside BEST " << best.id << " on "
+             << binding.message << "\n"
+             << std::flush;
+  };
+  measure::Prepared prepared = measure::prepare(loaded, request, progress, notes);
+  Measured out;
+  if (prepared.failure) {
+    out.failed_step = prepared.failure->step;
+    out.reason = prepared.failure->recorded();
+    out.log = tail(prepared.failure->output);
     return out;
   }
-  progress << "kopt round: measuring candidate " << id << " beside BEST " << best.id << " on "
-           << held.binding.message << "\n"
-           << std::flush;
-  util::RealProcessRunner runner;
-  profile::RunSetup setup = run_setup(loaded.family, held.binding, runner);
-  std::string golden = profile::ensure_golden(
-      loaded.family, loaded.layout, baseline,
-      loaded.candidates.content_hash(loaded.family, baseline), runner, setup);
-  if (golden.starts_with("golden remade")) {
-    progress << "kopt round: " << golden << "\n" << std::flush;
+  if (prepared.golden.starts_with("golden remade")) {
+    progress << "kopt round: " << prepared.golden << "\n" << std::flush;
   }
   // Plain lines: a round's progress is a log beside its JSON answer, never a status line.
   util::StatusLine status(progress, util::StatusStyle::lines);
-  profile::bench_candidate(loaded.family, loaded.layout, id, best.id,
-                           options.rounds > 0 ? options.rounds : loaded.family.rounds, runner,
-                           setup, status);
-  double to = unix_now();
-  held.lock.reset(); // the next round's benchmark may start while this one decides
-  out.device = {{"slot", held.slot},
-                {"device", host ? profile::host_cpu_model() : held.binding.device},
-                {"binding", held.binding.message},
-                {"waited_s", held.waited_s},
-                {"from", from},
-                {"to", to}};
+  measure::run(loaded, request, prepared, status);
+  bool host = loaded.family.backend == spec::Backend::host;
+  out.device = {{"slot", prepared.held.slot},
+                {"device", host ? profile::host_cpu_model() : prepared.held.binding.device},
+                {"binding", prepared.held.binding.message},
+                {"waited_s", prepared.held.waited_s},
+                {"from", prepared.from},
+                {"to", prepared.to}};
   return out;
 }
 
@@ -295,20 +221,6 @@ RoundResult stopped_before(const LoadedFamily &loaded, const std::string &id,
   return result;
 }
 
-// The file the build folder's generator builds from ("build.ninja", "Makefile"), from its
-// CMakeCache.txt; "" for other generators.
-std::string generator_file(const fs::path &build_dir) {
-  for (const std::string &line : util::split(util::read_file(build_dir / "CMakeCache.txt"), '\n')) {
-    if (line.starts_with("CMAKE_GENERATOR:INTERNAL=")) {
-      std::string generator(util::trim(line.substr(25)));
-      return generator.starts_with("Ninja")     ? "build.ninja"
-             : generator.ends_with("Makefiles") ? "Makefile"
-                                                : "";
-    }
-  }
-  return "";
-}
-
 // The ledger's last event when it is a land: "the land of candidate 11 (DATE)", what a build
 // folder from before it may not have caught up with; "" otherwise.
 std::string last_land(const ledger::Files &files) {
@@ -331,32 +243,6 @@ std::string last_land(const ledger::Files &files) {
               "), then run the round again; nothing recorded");
 }
 
-// A configure stopped half-way (SIGINT) leaves CMakeCache.txt without the generator's file, and
-// every build then fails whatever the candidate holds: the folder is configured again first, or
-// the round stops as a tool error. A broken build folder is never the candidate's failure.
-void reconfigure_if_broken(const fs::path &build_dir, std::ostream *progress) {
-  std::string file = generator_file(build_dir);
-  std::error_code ec;
-  if (file.empty() || fs::exists(build_dir / file, ec)) {
-    return;
-  }
-  if (progress != nullptr) {
-    *progress << "kopt: " << build_dir.string() << " has no " << file
-              << " (an interrupted configure?): configuring it again\n"
-              << std::flush;
-  }
-  util::RealProcessRunner runner;
-  util::Command command;
-  command.argv = {"cmake", build_dir.string()};
-  util::ProcessResult result = runner.run(command);
-  if (!result.ok() || !fs::exists(build_dir / file, ec)) {
-    throw Error("--build-dir " + build_dir.string() + ": no " + file +
-                " there (an interrupted configure?), and `cmake " + build_dir.string() + "` " +
-                result.describe(0) + ": " + first_error(result.out + result.err) +
-                "; configure the folder again, then run the round again");
-  }
-}
-
 } // namespace
 
 const char *to_string(Ending ending) {
@@ -375,36 +261,13 @@ const char *to_string(Ending ending) {
   return "?";
 }
 
-util::ProcessResult build_targets(const std::string &build_dir,
-                                  const std::vector<std::string> &targets, std::ostream *waiting) {
-  // Checked before anything is written there: a source folder given by mistake gets no lock file.
-  std::error_code ec;
-  if (!fs::is_regular_file(fs::path(build_dir) / "CMakeCache.txt", ec)) {
-    std::string what = !fs::exists(build_dir, ec)         ? "no such folder"
-                       : !fs::is_directory(build_dir, ec) ? "not a folder"
-                       : fs::exists(fs::path(build_dir) / "CMakeLists.txt", ec)
-                           ? "no CMakeCache.txt there, but a CMakeLists.txt: a source folder?"
-                           : "no CMakeCache.txt there";
-    throw Error("--build-dir " + build_dir + ": not a configured CMake build folder (" + what +
-                "); give the folder `cmake -B` made");
-  }
-  // Two ninja runs in one build folder at once would race on its logs and outputs.
-  util::FileLock lock(fs::path(build_dir) / "kopt-build.lock", waiting);
-  reconfigure_if_broken(build_dir, waiting);
-  util::RealProcessRunner runner;
-  util::Command command;
-  command.argv = {"cmake", "--build", build_dir, "--target"};
-  command.argv.insert(command.argv.end(), targets.begin(), targets.end());
-  return runner.run(command);
-}
-
 // The family's lock, shared with the family's other rounds, once no landing is left half done:
 // one that a kill or a full disk stopped is completed first, alone (also one that a land killed
 // while this round waited for the lock left).
 std::unique_ptr<util::FileLock> lock_family(const RoundOptions &options, std::ostream &progress) {
   spec::Layout layout(options.state_dir, options.ledger);
   for (;;) {
-    complete_land(spec::load_family(options.spec), layout, progress);
+    measure::complete_land(spec::load_family(options.spec), layout, progress);
     auto held = std::make_unique<util::FileLock>(layout.lock("family"), &progress,
                                                  util::FileLock::Mode::shared,
                                                  "kopt round of candidate " + options.id);
@@ -424,7 +287,7 @@ void check_build_folder(const std::string &id, const ledger::Best &best,
     return;
   }
   std::string target = options.prefix + "candidate_" + best.id;
-  if (build_targets(options.build_dir, {target}, &progress).ok()) {
+  if (measure::build_targets(options.build_dir, {target}, &progress).ok()) {
     return;
   }
   std::string what = measured.reason + "; BEST " + best.id + "'s own target " + target +
@@ -466,7 +329,7 @@ decide::Decision measure_and_decide(const LoadedFamily &loaded, const std::strin
     }
     check_build_folder(id, best, options, measured, land, progress);
     if (!measured.failed_step.empty()) {
-      write_failed(loaded, id, measured.reason);
+      measure::write_failed(loaded, id, measured.reason);
     }
   }
   decide::Decision decision;
@@ -484,7 +347,7 @@ RoundResult run_round(const RoundOptions &options, std::ostream &progress) {
   // candidate folders, holds it alone: a round builds and measures files that stay as they are.
   std::unique_ptr<util::FileLock> family = lock_family(options, progress);
   for (int remeasured = 0;; ++remeasured) {
-    LoadedFamily loaded = load(options.spec, options.state_dir, options.ledger);
+    LoadedFamily loaded = measure::load(options.spec, options.state_dir, options.ledger);
     const std::string &id = loaded.candidates.get(options.id).id();
     ledger::Files files{loaded.layout.ledger};
     std::optional<ledger::State> state = ledger::read_state(files);

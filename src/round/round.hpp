@@ -2,7 +2,6 @@
 
 #include "decide/decide.hpp"
 #include "ledger/ledger.hpp"
-#include "util/process.hpp"
 
 #include <iosfwd>
 #include <optional>
@@ -48,15 +47,6 @@ struct RoundResult {
 /// step. A stopped ledger runs nothing. It holds the family's lock shared with other rounds
 /// (`kopt land` holds it alone), saying in `progress` whom it waits for.
 RoundResult run_round(const RoundOptions &options, std::ostream &progress);
-
-/// Builds `targets` in `build_dir` (`cmake --build`) holding the build folder's lock (two ninja
-/// runs in one folder would race); `waiting` gets a line when it waits for the lock. A folder
-/// without CMakeCache.txt (missing, or a source folder given by mistake) is a kopt::Error naming
-/// it, and nothing is written there. A folder whose generator file (build.ninja, Makefile) is
-/// missing, as an interrupted configure leaves it, is configured again first (`cmake DIR`); when
-/// that fails, a kopt::Error: a broken build folder is never a candidate's failed build.
-util::ProcessResult build_targets(const std::string &build_dir,
-                                  const std::vector<std::string> &targets, std::ostream *waiting);
 
 /// Returns the exit status's name: "keep", "not_kept", "incorrect", "failed", "stopped".
 const char *to_string(Ending ending);

@@ -1,12 +1,8 @@
 #include "round/steps.hpp"
 
-#include "gpu/gate.hpp"
 #include "profile/freshness.hpp"
 #include "util/error.hpp"
-#include "util/process.hpp"
-#include "util/text.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 
 namespace kopt::round {
@@ -46,21 +42,6 @@ void say_other_build(decide::Decision &decision, const LoadedFamily &loaded,
 }
 
 } // namespace
-
-gpu::Claim claim_device(const LoadedFamily &loaded, double gpu_wait_min, std::ostream &progress) {
-  util::RealProcessRunner runner;
-  gpu::RealClock clock;
-  gpu::GateOptions gate_options = gpu::gate_options_for_wait(gpu_wait_min);
-  gpu::Gate gate(runner, clock, gate_options);
-  gpu::Claim held =
-      gpu::claim_device(loaded.family.backend, gate, clock, gate_options,
-                        gpu::binding_environment(), gpu::device_lock_dir(), &progress);
-  if (!held.binding.ok && held.binding.gave_up) {
-    ledger::stop_no_idle_gpu(ledger::Files{loaded.layout.ledger}, loaded.family.name,
-                             util::utc_now(), static_cast<int>(gpu_wait_min));
-  }
-  return held;
-}
 
 decide::Options keep_options(const spec::Family &family) {
   decide::Options options;
@@ -138,37 +119,6 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
   say_other_build(decision, loaded, measured);
   decide::write_decision(decision_path, decision);
   return decision;
-}
-
-std::string profiler_choice(const spec::Family &family) {
-  const char *env = std::getenv("KOPT_PROFILER");
-  if (env == nullptr || *env == '\0') {
-    return family.profiler;
-  }
-  std::string choice = env;
-  if (choice != "cupti" && choice != "ncu") {
-    throw Error("KOPT_PROFILER: expected cupti or ncu, got '" + util::excerpt(choice) + "'");
-  }
-  return choice;
-}
-
-profile::RunSetup run_setup(const spec::Family &family, const gpu::Binding &binding,
-                            util::ProcessRunner &runner) {
-  profile::RunSetup setup;
-  setup.env = binding.env;
-  setup.device = binding.device;
-  if (family.backend == spec::Backend::host && family.pin_cpu) {
-    // One process at a time on one CPU: left to the scheduler, a host harness run's time
-    // varied by 18% from process to process on a 2-core VM, pinned by 0.3%.
-    setup.cpu = util::current_cpu();
-  }
-  if (family.backend == spec::Backend::cuda) {
-    setup.profiler = profiler_choice(family);
-    gpu::DeviceState state = gpu::nvidia_state(runner, binding.env);
-    setup.driver = state.driver;
-    setup.clocks = state.clocks;
-  }
-  return setup;
 }
 
 } // namespace kopt::round

@@ -1,7 +1,7 @@
 # The CLI's conventions with the real kopt and no build: a usage error exits 2 and names the
 # option at fault (a numeric one names its range), --json is taken after a nested subcommand and prints JSON, status without a
 # ledger is a JSON object with an error, a missing state folder is an error, heuristic eval has
-# one --ties, and ls / log answer in JSON.
+# one --ties, ls / log answer in JSON, and bench's identity refusal is a dated failed measurement.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need python3
 
@@ -39,6 +39,18 @@ done
 grep -qF -- "--max-consecutive: expected a whole number >= 1, got -1" "$WORK/err" || fail "range text"
 run 0 "$KOPT" bench --help
 run 0 "$KOPT" --version
+
+echo "--- bench's identity refusal is the candidate's failed measurement: dated, BEST's beside it gone"
+mkdir -p "$WORK/not-a-build" "$state/results/01"
+echo '{}' >"$state/results/01/best_measurement.json"
+run 1 "$KOPT" bench "${fam[@]}" --candidate 01 --identity-dir "$WORK/not-a-build" --json
+json 'assert d["status"] == "failed" and d["reason"].startswith("identity: `ninja -C ") and d["date"], d' \
+  "bench --identity-dir: the refusal's answer"
+[ ! -e "$state/results/01/best_measurement.json" ] || fail "bench's identity refusal kept best_measurement.json"
+cp "$WORK/out" "$WORK/refusal.json"
+python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a==b, (a,b)" \
+  "$WORK/refusal.json" "$state/results/01/measurement.json" || fail "the answer is not the measurement written"
+rm -rf "$state/results" "$state/locks" # the state folder empty again
 
 echo "--- --json after a nested subcommand: capture merge ... --json prints JSON"
 printf '# kopt capture: family=host_gemm calls=3 shapes=1 max=4096 overflow=0\nM,N,K,count\n16,64,64,3\n' \

@@ -1,9 +1,9 @@
 #include "decide/decide.hpp"
 #include "ledger/record_candidate.hpp"
-#include "round/loaded_family.hpp"
+#include "measure/loaded_family.hpp"
 #include "round/steps.hpp"
 
-#include "temp_dir.hpp"
+#include "loaded_tiny.hpp"
 #include "util/error.hpp"
 
 #include <doctest/doctest.h>
@@ -13,20 +13,12 @@
 namespace fs = std::filesystem;
 using kopt::decide::Decision;
 using kopt::decide::Verdict;
+using kopt::measure::LoadedFamily;
 using kopt::profile::Measurement;
-using kopt::round::LoadedFamily;
-using kopt::test::fixture;
+using kopt::test::loaded_tiny;
 using kopt::test::TempDir;
 
 namespace {
-
-// The tiny family (00 and 01, 01 based on 00) in `tmp`, its state in tmp/state; no ledger yet, so
-// BEST is the baseline 00 with its content hash.
-LoadedFamily tiny(const TempDir &tmp) {
-  fs::copy(fixture("gen/tiny"), tmp.path() / "tiny", fs::copy_options::recursive);
-  return kopt::round::load((tmp.path() / "tiny" / "family.json").string(),
-                           (tmp.path() / "state").string());
-}
 
 std::string hash_of(const LoadedFamily &f, const std::string &id) {
   return f.candidates.content_hash(f.family, id);
@@ -72,7 +64,7 @@ TEST_SUITE_BEGIN("decide::measured");
 
 TEST_CASE("decide refuses a measurement of another candidate (a copy of BEST's)") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   std::string best = hash_of(f, "00");
   // Copied from BEST and relabelled with 01's hash: once "candidate is BEST, keep".
   write(f.layout.measurement("01"), measured("00", hash_of(f, "01")));
@@ -84,7 +76,7 @@ TEST_CASE("decide refuses a measurement of another candidate (a copy of BEST's)"
 
 TEST_CASE("decide refuses a measurement of other content than the candidate's now") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   std::string best = hash_of(f, "00");
   std::string own = hash_of(f, "01");
   write(f.layout.measurement("01"), measured("01", "stale", best));
@@ -103,7 +95,7 @@ TEST_CASE("decide refuses a measurement of other content than the candidate's no
 
 TEST_CASE("decide refuses a side-by-side measurement whose BEST side is not BEST now") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   std::string best = hash_of(f, "00");
   std::string own = hash_of(f, "01");
   SUBCASE("beside another candidate") {
@@ -132,7 +124,7 @@ TEST_CASE("decide refuses a side-by-side measurement whose BEST side is not BEST
 
 TEST_CASE("a failed measurement without a hash is decided failed, bound to the content now") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   Measurement m = measured("01", "", hash_of(f, "00"));
   m.status = "failed";
   m.reason = "harness killed by signal 11";
@@ -191,7 +183,7 @@ std::string record_error(const LoadedFamily &f) {
 
 TEST_CASE("record refuses a decision whose hash is not the candidate's content hash") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   std::string own = hash_of(f, "01");
   std::string file = f.layout.decision("01").string();
   SUBCASE("a decision.json edited by hand") {
@@ -213,7 +205,7 @@ TEST_CASE("record refuses a decision whose hash is not the candidate's content h
 
 TEST_CASE("record refuses a decision of another candidate") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   write_keep(f, "00", hash_of(f, "00"));
   CHECK(record_error(f) == f.layout.decision("01").string() +
                                ": candidate: expected 01, got 00: a decision of another "
@@ -222,7 +214,7 @@ TEST_CASE("record refuses a decision of another candidate") {
 
 TEST_CASE("record refuses a measurement that is no longer the one decided") {
   TempDir tmp;
-  LoadedFamily f = tiny(tmp);
+  LoadedFamily f = loaded_tiny(tmp);
   std::string own = hash_of(f, "01");
   write_keep(f, "01", own);
   write(f.layout.measurement("01"), measured("01", "other"));

@@ -9,7 +9,7 @@
 #include <iosfwd>
 #include <string>
 
-namespace kopt::round {
+namespace kopt::measure {
 
 /// A family loaded for one command: the spec, its candidates and its state layout.
 struct LoadedFamily {
@@ -36,4 +36,4 @@ LoadedFamily load(const std::string &spec, const std::string &state_dir,
 void complete_land(const spec::Family &family, const spec::Layout &layout, std::ostream &err,
                    candidate::FamilyLock lock = candidate::FamilyLock::take);
 
-} // namespace kopt::round
+} // namespace kopt::measure

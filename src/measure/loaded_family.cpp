@@ -1,10 +1,10 @@
-#include "round/loaded_family.hpp"
+#include "measure/loaded_family.hpp"
 
 #include "util/process.hpp"
 
 #include <ostream>
 
-namespace kopt::round {
+namespace kopt::measure {
 
 std::string LoadedFamily::baseline() const { return ledger::baseline(family, candidates); }
 
@@ -35,4 +35,4 @@ void complete_land(const spec::Family &family, const spec::Layout &layout, std::
   }
 }
 
-} // namespace kopt::round
+} // namespace kopt::measure
