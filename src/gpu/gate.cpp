@@ -6,19 +6,24 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <utility>
 
 namespace kopt::gpu {
 
+namespace {
+
+// The GPU tools and their programs, in the order the gate looks for them on PATH.
+constexpr std::pair<GpuTool, const char *> kTools[] = {{GpuTool::nvidia_smi, "nvidia-smi"},
+                                                       {GpuTool::amd_smi, "amd-smi"},
+                                                       {GpuTool::rocm_smi, "rocm-smi"}};
+
+} // namespace
+
 const char *to_string(GpuTool tool) {
-  switch (tool) {
-  case GpuTool::nvidia_smi:
-    return "nvidia-smi";
-  case GpuTool::amd_smi:
-    return "amd-smi";
-  case GpuTool::rocm_smi:
-    return "rocm-smi";
-  case GpuTool::none:
-    break;
+  for (const auto &[value, program] : kTools) {
+    if (value == tool) {
+      return program;
+    }
   }
   return "none";
 }
@@ -197,8 +202,8 @@ SmiSample Gate::sample(GpuTool tool, const std::string &program, std::string &er
 GateReport Gate::check() {
   GateReport report;
   std::string program;
-  for (GpuTool tool : {GpuTool::nvidia_smi, GpuTool::amd_smi, GpuTool::rocm_smi}) {
-    program = find_(to_string(tool));
+  for (const auto &[tool, name] : kTools) {
+    program = find_(name);
     if (!program.empty()) {
       report.tool = tool;
       break;

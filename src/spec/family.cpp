@@ -11,9 +11,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
+#include <utility>
 
 namespace kopt::spec {
 
@@ -29,6 +31,10 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "kernel_regex", "editable",   "candidates",
                                                 "timeout_s",    "bench",      "compile_budget_s",
                                                 "keep",         "app",        "roofline"};
+
+// family.json's spellings of the backends, for reading and for writing.
+constexpr std::pair<Backend, const char *> kBackends[] = {
+    {Backend::host, "host"}, {Backend::cuda, "cuda"}, {Backend::hip, "hip"}};
 
 using util::is_identifier;
 
@@ -345,15 +351,13 @@ void load_identity(Family &f, const Fields &top) {
                 " characters (it names folders and targets), got " + std::to_string(f.name.size()));
   }
   std::string backend = top.string("backend");
-  if (backend == "host") {
-    f.backend = Backend::host;
-  } else if (backend == "cuda") {
-    f.backend = Backend::cuda;
-  } else if (backend == "hip") {
-    f.backend = Backend::hip;
-  } else {
+  const auto *known =
+      std::find_if(std::begin(kBackends), std::end(kBackends),
+                   [&](const auto &spelling) { return spelling.second == backend; });
+  if (known == std::end(kBackends)) {
     throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + backend + "'");
   }
+  f.backend = known->first;
   f.impl = top.string_or("impl", f.name);
   if (!is_identifier(f.impl)) {
     throw Error(top.where("impl") + ": expected an identifier, got '" + util::excerpt(f.impl) +
@@ -660,13 +664,10 @@ std::string config_class(const ClassSpec &classes, const std::vector<std::string
 }
 
 std::string to_string(Backend backend) {
-  switch (backend) {
-  case Backend::host:
-    return "host";
-  case Backend::cuda:
-    return "cuda";
-  case Backend::hip:
-    return "hip";
+  for (const auto &[value, name] : kBackends) {
+    if (value == backend) {
+      return name;
+    }
   }
   return "?";
 }
