@@ -1,32 +1,25 @@
 #include "gpu/gate.hpp"
 
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
-#include <utility>
 
 namespace kopt::gpu {
 
 namespace {
 
 // The GPU tools and their programs, in the order the gate looks for them on PATH.
-constexpr std::pair<GpuTool, const char *> kTools[] = {{GpuTool::nvidia_smi, "nvidia-smi"},
-                                                       {GpuTool::amd_smi, "amd-smi"},
-                                                       {GpuTool::rocm_smi, "rocm-smi"}};
+constexpr util::EnumName<GpuTool> kTools[] = {{GpuTool::nvidia_smi, "nvidia-smi"},
+                                              {GpuTool::amd_smi, "amd-smi"},
+                                              {GpuTool::rocm_smi, "rocm-smi"}};
 
 } // namespace
 
-const char *to_string(GpuTool tool) {
-  for (const auto &[value, program] : kTools) {
-    if (value == tool) {
-      return program;
-    }
-  }
-  return "none";
-}
+const char *to_string(GpuTool tool) { return util::name_of(kTools, tool, "none"); }
 
 double RealClock::now_s() {
   using namespace std::chrono;

@@ -2,6 +2,7 @@
 
 #include "spec/fields.hpp"
 #include "util/csv.hpp"
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/read_file.hpp"
@@ -11,11 +12,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
-#include <utility>
 
 namespace kopt::spec {
 
@@ -33,7 +32,7 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "keep",         "app",        "roofline"};
 
 // family.json's spellings of the backends, for reading and for writing.
-constexpr std::pair<Backend, const char *> kBackends[] = {
+constexpr util::EnumName<Backend> kBackends[] = {
     {Backend::host, "host"}, {Backend::cuda, "cuda"}, {Backend::hip, "hip"}};
 
 using util::is_identifier;
@@ -351,13 +350,11 @@ void load_identity(Family &f, const Fields &top) {
                 " characters (it names folders and targets), got " + std::to_string(f.name.size()));
   }
   std::string backend = top.string("backend");
-  const auto *known =
-      std::find_if(std::begin(kBackends), std::end(kBackends),
-                   [&](const auto &spelling) { return spelling.second == backend; });
-  if (known == std::end(kBackends)) {
+  const Backend *known = util::value_named(kBackends, backend);
+  if (known == nullptr) {
     throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + backend + "'");
   }
-  f.backend = known->first;
+  f.backend = *known;
   f.impl = top.string_or("impl", f.name);
   if (!is_identifier(f.impl)) {
     throw Error(top.where("impl") + ": expected an identifier, got '" + util::excerpt(f.impl) +
@@ -663,13 +660,6 @@ std::string config_class(const ClassSpec &classes, const std::vector<std::string
   return util::join(labels, ",");
 }
 
-std::string to_string(Backend backend) {
-  for (const auto &[value, name] : kBackends) {
-    if (value == backend) {
-      return name;
-    }
-  }
-  return "?";
-}
+std::string to_string(Backend backend) { return util::name_of(kBackends, backend, "?"); }
 
 } // namespace kopt::spec
