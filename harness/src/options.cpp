@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kopt::harness {
@@ -27,7 +28,22 @@ int parse_small(const std::string &option, const std::string &text) {
   return static_cast<int>(value);
 }
 
+// The modes and their flags without the dashes, for parsing, naming and writing them.
+constexpr std::pair<Mode, const char *> kModes[] = {{Mode::correctness, "correctness"},
+                                                    {Mode::benchmark, "benchmark"},
+                                                    {Mode::full_benchmark, "full-benchmark"},
+                                                    {Mode::write_golden, "write-golden"}};
+
 } // namespace
+
+const char *mode_name(Mode mode) {
+  for (const auto &[value, name] : kModes) {
+    if (value == mode) {
+      return name;
+    }
+  }
+  return "?";
+}
 
 std::string usage() {
   return "usage: harness --configs FILE (--correctness | --benchmark | --full-benchmark |\n"
@@ -50,6 +66,16 @@ struct Parsed {
   int repeat = -1;
 };
 
+// The mode a flag ("--benchmark") selects; nullptr when it names none.
+const Mode *mode_of_flag(const std::string &arg) {
+  for (const auto &[value, name] : kModes) {
+    if (arg == std::string("--") + name) {
+      return &value;
+    }
+  }
+  return nullptr;
+}
+
 void set_mode(Parsed &parsed, Mode mode) {
   parsed.options.mode = mode;
   ++parsed.modes;
@@ -70,15 +96,11 @@ void apply_argument(const std::vector<std::string> &args, std::size_t &i, Parsed
     options.help = true;
   } else if (arg == "--configs") {
     options.configs = value();
-  } else if (arg == "--correctness") {
-    set_mode(parsed, Mode::correctness);
-  } else if (arg == "--benchmark") {
-    set_mode(parsed, Mode::benchmark);
-  } else if (arg == "--full-benchmark") {
-    set_mode(parsed, Mode::full_benchmark);
-  } else if (arg == "--write-golden") {
-    set_mode(parsed, Mode::write_golden);
-    options.write_golden = value();
+  } else if (const Mode *mode = mode_of_flag(arg)) {
+    set_mode(parsed, *mode);
+    if (*mode == Mode::write_golden) {
+      options.write_golden = value();
+    }
   } else if (arg == "--golden") {
     options.golden = value();
   } else if (arg == "--out") {
@@ -175,20 +197,10 @@ Options parse_options(const std::vector<std::string> &args, const FamilySpec &sp
 }
 
 std::vector<std::string> to_args(const Options &options) {
-  std::vector<std::string> args = {"--configs", options.configs};
-  switch (options.mode) {
-  case Mode::correctness:
-    args.emplace_back("--correctness");
-    break;
-  case Mode::benchmark:
-    args.emplace_back("--benchmark");
-    break;
-  case Mode::full_benchmark:
-    args.emplace_back("--full-benchmark");
-    break;
-  case Mode::write_golden:
-    args.insert(args.end(), {"--write-golden", options.write_golden});
-    break;
+  std::vector<std::string> args = {"--configs", options.configs,
+                                   std::string("--") + mode_name(options.mode)};
+  if (options.mode == Mode::write_golden) {
+    args.push_back(options.write_golden);
   }
   if (!options.out.empty()) {
     args.insert(args.end(), {"--out", options.out});

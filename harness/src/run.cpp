@@ -35,20 +35,6 @@ std::string csv_field(const std::string &field) {
   return quoted + "\"";
 }
 
-const char *mode_name(Mode mode) {
-  switch (mode) {
-  case Mode::correctness:
-    return "correctness";
-  case Mode::benchmark:
-    return "benchmark";
-  case Mode::full_benchmark:
-    return "full-benchmark";
-  case Mode::write_golden:
-    return "write-golden";
-  }
-  return "?";
-}
-
 // Returns the threads this process has now (Linux's /proc/self/status), or -1 when unknown.
 int live_threads() {
   std::ifstream status("/proc/self/status");

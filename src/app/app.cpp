@@ -394,50 +394,62 @@ nlohmann::json to_json(const Result &r) {
           {"no_prediction", r.no_prediction}};
 }
 
+namespace {
+
+// A written result's "prediction" object; `where` names it in errors.
+Prediction read_prediction(const nlohmann::json &j, const std::string &where) {
+  auto number = [&](const char *key) { return util::json_field<double>(j, key, where); };
+  return Prediction{.change = number("change"),
+                    .low = number("low"),
+                    .high = number("high"),
+                    .kernel_us = number("kernel_us"),
+                    .kernel_delta_us = number("kernel_delta_us"),
+                    .kernel_share = number("kernel_share"),
+                    .decision = util::json_field<std::string>(j, "decision", where)};
+}
+
+} // namespace
+
 Result read_result(const fs::path &path) {
   std::string source = path.string();
   nlohmann::json j = util::read_json(path);
+  auto text = [&](const char *key) { return util::json_field<std::string>(j, key, source); };
+  auto number = [&](const char *key) { return util::json_field<double>(j, key, source); };
+  auto times = [&](const char *key) {
+    return util::json_field<std::vector<double>>(j, key, source);
+  };
   Result r;
-  r.family = util::json_field<std::string>(j, "family", source);
-  r.candidate = util::json_field<std::string>(j, "candidate", source);
-  r.hash = util::json_field<std::string>(j, "hash", source);
-  r.best = util::json_field<std::string>(j, "best", source);
-  r.best_hash = util::json_field<std::string>(j, "best_hash", source);
-  r.date = util::json_field<std::string>(j, "date", source);
-  r.device = util::json_field<std::string>(j, "device", source);
-  r.status = util::json_field<std::string>(j, "status", source);
-  r.reason = util::json_field<std::string>(j, "reason", source);
-  r.timed_by = util::json_field<std::string>(j, "timed_by", source);
+  r.family = text("family");
+  r.candidate = text("candidate");
+  r.hash = text("hash");
+  r.best = text("best");
+  r.best_hash = text("best_hash");
+  r.date = text("date");
+  r.device = text("device");
+  r.status = text("status");
+  r.reason = text("reason");
+  r.timed_by = text("timed_by");
   r.rounds = static_cast<int>(util::json_int_in(j, "rounds", 0, 1000, source));
-  r.best_us = util::json_field<std::vector<double>>(j, "best_us", source);
-  r.candidate_us = util::json_field<std::vector<double>>(j, "candidate_us", source);
-  r.best_wall_us = util::json_field<std::vector<double>>(j, "best_wall_us", source);
-  r.candidate_wall_us = util::json_field<std::vector<double>>(j, "candidate_wall_us", source);
-  r.no_prediction = util::json_field<std::string>(j, "no_prediction", source);
+  r.best_us = times("best_us");
+  r.candidate_us = times("candidate_us");
+  r.best_wall_us = times("best_wall_us");
+  r.candidate_wall_us = times("candidate_wall_us");
+  r.no_prediction = text("no_prediction");
   if (r.status == "ok") {
     r.change.config_class = "application";
-    r.change.best_us = util::json_field<double>(j, "best_geomean_us", source);
-    r.change.candidate_us = util::json_field<double>(j, "candidate_geomean_us", source);
-    r.change.change = util::json_field<double>(j, "change", source);
+    r.change.best_us = number("best_geomean_us");
+    r.change.candidate_us = number("candidate_geomean_us");
+    r.change.change = number("change");
     r.change.has_interval = true;
-    r.change.low = util::json_field<double>(j, "low", source);
-    r.change.high = util::json_field<double>(j, "high", source);
-    r.change.state =
-        decide::parse_state(util::json_field<std::string>(j, "state", source), source + ": state");
+    r.change.low = number("low");
+    r.change.high = number("high");
+    r.change.state = decide::parse_state(text("state"), source + ": state");
   }
   auto prediction = util::json_field<nlohmann::json>(j, "prediction", source);
   if (!prediction.is_null()) {
     std::string where = source + ": prediction";
-    Prediction p;
-    p.change = util::json_field<double>(prediction, "change", where);
-    p.low = util::json_field<double>(prediction, "low", where);
-    p.high = util::json_field<double>(prediction, "high", where);
-    p.kernel_us = util::json_field<double>(prediction, "kernel_us", where);
-    p.kernel_delta_us = util::json_field<double>(prediction, "kernel_delta_us", where);
-    p.kernel_share = util::json_field<double>(prediction, "kernel_share", where);
-    p.decision = util::json_field<std::string>(prediction, "decision", where);
+    r.prediction = read_prediction(prediction, where);
     r.prediction_inside = util::json_field<bool>(prediction, "inside_interval", where);
-    r.prediction = p;
   }
   return r;
 }

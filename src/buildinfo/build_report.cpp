@@ -1,5 +1,6 @@
 #include "buildinfo/build_report.hpp"
 
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/read_file.hpp"
 #include "util/text.hpp"
@@ -231,19 +232,12 @@ CacheResult parse_ccache_stats_log(const std::string &text) {
 }
 
 std::string to_string(CacheResult result) {
-  switch (result) {
-  case CacheResult::direct_hit:
-    return "direct_hit";
-  case CacheResult::preprocessed_hit:
-    return "preprocessed_hit";
-  case CacheResult::miss:
-    return "miss";
-  case CacheResult::uncacheable:
-    return "uncacheable";
-  case CacheResult::unknown:
-    break;
-  }
-  return "unknown";
+  static constexpr util::EnumName<CacheResult> kNames[] = {
+      {CacheResult::direct_hit, "direct_hit"},
+      {CacheResult::preprocessed_hit, "preprocessed_hit"},
+      {CacheResult::miss, "miss"},
+      {CacheResult::uncacheable, "uncacheable"}};
+  return util::name_of(kNames, result, "unknown");
 }
 
 namespace {
@@ -407,6 +401,9 @@ std::string format_report(const BuildReport &report, int top) {
   return out.str();
 }
 
+// A family's row: each field under its own name.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyCompile, name, tus, compile_s, wall_s, hits, misses)
+
 nlohmann::json to_json(const BuildReport &report) {
   nlohmann::json tus = nlohmann::json::array();
   for (const auto &tu : report.tus) {
@@ -417,15 +414,6 @@ nlohmann::json to_json(const BuildReport &report) {
                    {"seconds", tu.seconds},
                    {"ccache", to_string(tu.cache)}});
   }
-  nlohmann::json families = nlohmann::json::array();
-  for (const auto &f : report.families) {
-    families.push_back({{"name", f.name},
-                        {"tus", f.tus},
-                        {"compile_s", f.compile_s},
-                        {"wall_s", f.wall_s},
-                        {"hits", f.hits},
-                        {"misses", f.misses}});
-  }
   return {{"log_version", report.log_version},
           {"jobs", report.jobs},
           {"commands", report.commands},
@@ -435,7 +423,7 @@ nlohmann::json to_json(const BuildReport &report) {
           {"ccache",
            {{"hits", report.hits}, {"direct_hits", report.direct_hits}, {"misses", report.misses}}},
           {"tus", tus},
-          {"families", families}};
+          {"families", report.families}};
 }
 
 BudgetCheck check_budget(const BuildReport &report, const std::string &family, double budget_s,

@@ -19,14 +19,7 @@ bool is_launcher_or_cache(const std::string &word) {
 
 // The step of a command line that compiles: the one with -c, else the last.
 std::vector<std::string> compile_step(const std::string &command) {
-  std::vector<std::vector<std::string>> steps(1);
-  for (auto &word : shell_words(command)) {
-    if (word == "&&" || word == ";" || word == "|") {
-      steps.emplace_back();
-    } else {
-      steps.back().push_back(std::move(word));
-    }
-  }
+  std::vector<std::vector<std::string>> steps = command_steps(command);
   for (const auto &step : steps) {
     for (const auto &word : step) {
       if (word == "-c") {

@@ -12,8 +12,14 @@ namespace kopt::buildinfo {
 
 namespace {
 
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> lines;
+// One line of a tool's output, without its line end, and `source:N`, its place for errors.
+struct Line {
+  std::string text;
+  std::string where;
+};
+
+std::vector<Line> lines_of(std::string_view text, const std::string &source) {
+  std::vector<Line> lines;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -24,7 +30,7 @@ std::vector<std::string_view> lines_of(std::string_view text) {
     if (!line.empty() && line.back() == '\r') {
       line.remove_suffix(1);
     }
-    lines.push_back(line);
+    lines.push_back({std::string(line), source + ":" + std::to_string(lines.size() + 1)});
     start = end + 1;
   }
   return lines;
@@ -52,10 +58,7 @@ std::vector<KernelResources> parse_ptxas_verbose(std::string_view text, const st
   static const std::regex barriers(R"(used (\d+) barriers)");
   static const std::regex smem(R"((\d+) bytes smem)");
   std::vector<KernelResources> out;
-  std::vector<std::string_view> lines = lines_of(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line(lines[i]);
-    std::string where = source + ":" + std::to_string(i + 1);
+  for (const auto &[line, where] : lines_of(text, source)) {
     std::smatch m;
     if (std::regex_search(line, m, entry)) {
       KernelResources k;
@@ -102,10 +105,7 @@ std::vector<KernelResources> parse_cuobjdump_resource_usage(std::string_view tex
   std::vector<KernelResources> out;
   std::string current_arch;
   bool expect_fields = false;
-  std::vector<std::string_view> lines = lines_of(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line(lines[i]);
-    std::string where = source + ":" + std::to_string(i + 1);
+  for (const auto &[line, where] : lines_of(text, source)) {
     std::smatch m;
     if (std::regex_search(line, m, arch)) {
       current_arch = m[1];
@@ -153,16 +153,14 @@ std::vector<KernelResources> parse_amdgpu_resource_remarks(std::string_view text
   static const std::regex remark(
       R"((?:remark: .*?:\d+:\d+:|:\d+:\d+: remark:)\s*([^:\[]+?)\s*(?:\[[^\]]*\])?: (\S+)(?: \[-Rpass-analysis=kernel-resource-usage\])?\s*$)");
   std::vector<KernelResources> out;
-  std::vector<std::string_view> lines = lines_of(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line(lines[i]);
+  for (const auto &[line, place] : lines_of(text, source)) {
     std::smatch m;
     if (!std::regex_search(line, m, remark)) {
       continue;
     }
     std::string key = m[1];
     std::string value = m[2];
-    std::string where = source + ":" + std::to_string(i + 1) + ": " + key;
+    std::string where = place + ": " + key;
     if (key == "Function Name") {
       KernelResources k;
       k.kernel = value;

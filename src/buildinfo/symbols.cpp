@@ -62,6 +62,18 @@ std::vector<std::string> shell_words(const std::string &command) {
   return words;
 }
 
+std::vector<std::vector<std::string>> command_steps(const std::string &command) {
+  std::vector<std::vector<std::string>> steps(1);
+  for (auto &word : shell_words(command)) {
+    if (word == "&&" || word == ";" || word == "|") {
+      steps.emplace_back();
+    } else {
+      steps.back().push_back(std::move(word));
+    }
+  }
+  return steps;
+}
+
 namespace {
 
 bool ends_with(const std::string &text, const std::string &tail) {
@@ -79,19 +91,6 @@ bool shared_name(const std::string &path) {
   std::string name = fs::path(path).filename().string();
   size_t at = name.find(".so");
   return at != std::string::npos && (at + 3 == name.size() || name[at + 3] == '.');
-}
-
-// The steps of one command line, split at `&&`, `;` and `|`.
-std::vector<std::vector<std::string>> steps_of(const std::string &line) {
-  std::vector<std::vector<std::string>> steps(1);
-  for (auto &word : shell_words(line)) {
-    if (word == "&&" || word == ";" || word == "|") {
-      steps.emplace_back();
-    } else {
-      steps.back().push_back(std::move(word));
-    }
-  }
-  return steps;
 }
 
 void add_link_word(const std::string &word, const fs::path &build_dir, LinkInputs &inputs) {
@@ -140,7 +139,7 @@ LinkInputs parse_link_command(const std::string &commands, const std::string &bi
   std::string line;
   LinkInputs found;
   while (std::getline(lines, line)) {
-    for (const auto &step : steps_of(line)) {
+    for (const auto &step : command_steps(line)) {
       for (size_t i = 0; i + 1 < step.size(); ++i) {
         if (step[i] == "-o" && fs::path(step[i + 1]).filename() == binary) {
           found = {};

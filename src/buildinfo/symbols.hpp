@@ -14,6 +14,10 @@ namespace kopt::buildinfo {
 /// single and double quotes and backslashes; `&&`, `;` and `|` stay words of their own.
 std::vector<std::string> shell_words(const std::string &command);
 
+/// Splits a command line into its steps, the word lists between `&&`, `;` and `|` (one empty
+/// step when the line is empty).
+std::vector<std::vector<std::string>> command_steps(const std::string &command);
+
 /// The files one link reads besides the system's own defaults: objects and static archives
 /// (by path) and the folders and names of `-L` / `-l`.
 struct LinkInputs {

@@ -30,26 +30,31 @@ struct DecideOptions {
   std::string weighting;
 };
 
+// Adds an option that overrides family.json's keep.<key>, whose own default is `fallback`.
+CLI::Option *add_keep_option(CLI::App &app, const std::string &flag, std::optional<double> &value,
+                             const std::string &what, const std::string &key, double fallback) {
+  return app.add_option(flag, value,
+                        what + " (default: family.json's keep." + key + ", else " +
+                            util::format_number(fallback) + ")");
+}
+
 } // namespace
 
 Handler setup_decide(CLI::App &app) {
   auto options = std::make_shared<DecideOptions>();
   options->family.add_to(app);
   app.add_option("--candidate", options->candidate, "the candidate id to decide")->required();
-  app.add_option("--noise", options->noise,
-                 "the threshold: a class's interval beyond it counts at once (default: "
-                 "family.json's keep.threshold, else " +
-                     util::format_number(spec::defaults::keep_threshold) + ")")
+  add_keep_option(app, "--noise", options->noise,
+                  "the threshold: a class's interval beyond it counts at once", "threshold",
+                  spec::defaults::keep_threshold)
       ->check(finite_number(0, 1));
-  app.add_option("--confidence", options->confidence,
-                 "the confidence of each class's interval (default: family.json's "
-                 "keep.confidence, else " +
-                     util::format_number(spec::defaults::keep_confidence) + ")")
+  add_keep_option(app, "--confidence", options->confidence,
+                  "the confidence of each class's interval", "confidence",
+                  spec::defaults::keep_confidence)
       ->check(finite_number(0.5, 0.9999));
-  app.add_option("--max-regression", options->max_regression,
-                 "how much worse a non-target class may get and still keep (default: "
-                 "family.json's keep.max_regression, else " +
-                     util::format_number(spec::defaults::keep_max_regression) + ")")
+  add_keep_option(app, "--max-regression", options->max_regression,
+                  "how much worse a non-target class may get and still keep", "max_regression",
+                  spec::defaults::keep_max_regression)
       ->check(finite_number(0, 1));
   app.add_flag("--allow-harness-time", options->allow_harness_time,
                "let harness (events) time decide when no profiler measured either side");

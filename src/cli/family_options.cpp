@@ -182,6 +182,26 @@ LoadedFamily load_family(FamilyOptions &options) {
   return measure::load(options.spec, options.state_dir, options.ledger);
 }
 
+FamilyState read_family_state(FamilyOptions &options, std::ostream &err) {
+  options.require_state_dir();
+  FamilyState state{spec::load_family(options.spec),
+                    spec::Layout(options.state_dir, options.ledger)};
+  measure::complete_land(state.family, state.layout, err);
+  return state;
+}
+
+void print_recorded(const Context &context, const std::string &outcome,
+                    const ledger::Recorded &recorded) {
+  if (context.json) {
+    context.out << util::dump_json(nlohmann::json{{"outcome", outcome},
+                                                  {"message", recorded.message},
+                                                  {"state", ledger::to_json(recorded.state)}})
+                << "\n";
+  } else {
+    context.out << recorded.message << "\n" << ledger::summary_line(recorded.state) << "\n";
+  }
+}
+
 std::optional<profile::RunSetup> gpu_setup(const LoadedFamily &loaded, double gpu_wait_min,
                                            std::ostream &err) {
   gpu::Binding binding = measure::bind_device(loaded, gpu_wait_min);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "candidate/candidate.hpp"
+#include "cli/cli.hpp"
 #include "ledger/ledger.hpp"
 #include "measure/loaded_family.hpp"
 #include "profile/bench.hpp"
@@ -51,6 +52,22 @@ struct FamilyOptions {
 
 /// A family loaded from FamilyOptions: the spec, its candidates and its state layout.
 using measure::LoadedFamily;
+
+/// family.json and the state folder, for the commands that read nothing else (status, log,
+/// report): a broken candidate folder must not hide the loop's state.
+struct FamilyState {
+  spec::Family family;
+  spec::Layout layout;
+};
+
+/// Requires --state-dir to be a family's state folder (FamilyOptions::require_state_dir), reads
+/// family.json and completes a landing a kill stopped half way (saying so on `err`).
+FamilyState read_family_state(FamilyOptions &options, std::ostream &err);
+
+/// Prints what a change of the ledger did: with --json an object of `outcome`, the message and
+/// the state after, else the message and the ledger's summary line.
+void print_recorded(const Context &context, const std::string &outcome,
+                    const ledger::Recorded &recorded);
 
 /// Resolves `options`, loads family.json, discovers the candidates and builds the layout.
 LoadedFamily load_family(FamilyOptions &options);

@@ -3,7 +3,6 @@
 #include "cli/subcommands.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
-#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -24,14 +23,7 @@ Handler setup_ledger(CLI::App &app) {
     spec::Family family = spec::load_family(options->spec);
     spec::Layout layout(options->state_dir, options->ledger);
     ledger::Recorded rebuilt = ledger::rebuild(ledger::Files{layout.ledger}, family.name);
-    if (context.json) {
-      context.out << util::dump_json({{"outcome", "rebuilt"},
-                                      {"message", rebuilt.message},
-                                      {"state", ledger::to_json(rebuilt.state)}})
-                  << "\n";
-    } else {
-      context.out << rebuilt.message << "\n" << ledger::summary_line(rebuilt.state) << "\n";
-    }
+    print_recorded(context, "rebuilt", rebuilt);
     return 0;
   };
 }

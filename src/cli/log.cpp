@@ -16,11 +16,7 @@ Handler setup_log(CLI::App &app) {
   auto options = std::make_shared<FamilyOptions>();
   options->add_to(app);
   return [options](Context &context) {
-    // As status: only family.json and the ledger are read.
-    options->require_state_dir();
-    spec::Family family = spec::load_family(options->spec);
-    spec::Layout layout(options->state_dir, options->ledger);
-    measure::complete_land(family, layout, context.err);
+    auto [family, layout] = read_family_state(*options, context.err);
     std::vector<report::Attempt> attempts =
         report::read_attempts(ledger::Files{layout.ledger}.attempts());
     if (context.json) {

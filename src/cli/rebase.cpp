@@ -1,7 +1,6 @@
 #include "cli/family_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/ledger.hpp"
-#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -33,14 +32,7 @@ Handler setup_rebase(CLI::App &app) {
           return loaded.candidates.content_hash(loaded.family, best);
         },
         options->reason);
-    if (context.json) {
-      context.out << util::dump_json(nlohmann::json{{"outcome", ledger::to_string(rebased.outcome)},
-                                                    {"message", rebased.message},
-                                                    {"state", ledger::to_json(rebased.state)}})
-                  << "\n";
-    } else {
-      context.out << rebased.message << "\n" << ledger::summary_line(rebased.state) << "\n";
-    }
+    print_recorded(context, ledger::to_string(rebased.outcome), rebased);
     return 0;
   };
 }

@@ -2,7 +2,6 @@
 #include "cli/number_options.hpp"
 #include "cli/subcommands.hpp"
 #include "ledger/record_candidate.hpp"
-#include "util/json_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -36,19 +35,10 @@ Handler setup_record(CLI::App &app) {
     LoadedFamily loaded = load_family(options->family);
     ledger::RecordRun run = ledger::record_candidate(
         loaded.layout, loaded.family, loaded.candidates, options->candidate, options->limits);
-    const ledger::Recorded &recorded = run.recorded;
-    if (context.json) {
-      context.out << util::dump_json(
-                         nlohmann::json{{"outcome", ledger::to_string(recorded.outcome)},
-                                        {"message", recorded.message},
-                                        {"state", ledger::to_json(recorded.state)}})
-                  << "\n";
-    } else {
-      if (run.baseline) {
-        context.out << run.baseline->message << "\n";
-      }
-      context.out << recorded.message << "\n" << ledger::summary_line(recorded.state) << "\n";
+    if (!context.json && run.baseline) {
+      context.out << run.baseline->message << "\n";
     }
+    print_recorded(context, ledger::to_string(run.recorded.outcome), run.recorded);
     return 0;
   };
 }

@@ -35,15 +35,10 @@ Handler setup_report(CLI::App &app) {
   app.add_option("--tune-candidate", options->report.tune_candidate,
                  "whose tuning results to show (default: the newest tune/<id>/full.csv)");
   return [options](Context &context) {
-    // Only family.json and the state folder are read: a broken candidate folder must not hide
-    // the loop's figures.
-    options->family.require_state_dir();
-    spec::Family family = spec::load_family(options->family.spec);
+    auto [family, layout] = read_family_state(options->family, context.err);
     if (options->out.empty()) {
       options->out = (std::filesystem::path(options->family.state_dir) / "report.html").string();
     }
-    spec::Layout layout(options->family.state_dir, options->family.ledger);
-    measure::complete_land(family, layout, context.err);
     options->report.build_dir = options->build_dir;
     options->report.heuristic = options->heuristic;
     report::Page page = report::make_report(family, layout, options->report);

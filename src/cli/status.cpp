@@ -48,12 +48,7 @@ Handler setup_status(CLI::App &app) {
   auto options = std::make_shared<FamilyOptions>();
   options->add_to(app);
   return [options](Context &context) {
-    // Only the family file and the ledger are read: a broken candidate folder must not hide
-    // the loop's state.
-    options->require_state_dir();
-    spec::Family family = spec::load_family(options->spec);
-    spec::Layout layout(options->state_dir, options->ledger);
-    measure::complete_land(family, layout, context.err);
+    auto [family, layout] = read_family_state(*options, context.err);
     ledger::Files files{layout.ledger};
     std::optional<ledger::State> state = ledger::read_state(files);
     if (!state) {

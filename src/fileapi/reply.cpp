@@ -66,6 +66,21 @@ const json *optional(const json &object, const std::string &key, json::value_t t
   return &require(object, key, type, where);
 }
 
+// Whether an array field may be absent (older codemodel minors), then holding no elements.
+enum class Presence { required, optional };
+
+// Calls visit(element, where) for each element of the array `key` of `object`.
+template <typename Visit>
+void for_each_element(const json &object, const std::string &key, Presence presence,
+                      const Where &where, Visit visit) {
+  const json *array = presence == Presence::required
+                          ? &require(object, key, json::value_t::array, where)
+                          : optional(object, key, json::value_t::array, where);
+  for (size_t i = 0; array != nullptr && i < array->size(); ++i) {
+    visit((*array)[i], where.at(key).at(i));
+  }
+}
+
 std::vector<size_t> indexes(const json &object, const std::string &key, const Where &where) {
   std::vector<size_t> out;
   if (const json *list = optional(object, key, json::value_t::array, where)) {
@@ -102,34 +117,42 @@ void check_error(const json &object, const Where &where) {
 CompileGroup read_compile_group(const json &group, const Where &where) {
   CompileGroup out;
   out.language = string_field(group, "language", where);
-  if (const json *fragments =
-          optional(group, "compileCommandFragments", json::value_t::array, where)) {
-    for (size_t i = 0; i < fragments->size(); ++i) {
-      out.fragments.push_back(
-          string_field((*fragments)[i], "fragment", where.at("compileCommandFragments").at(i)));
-    }
-  }
-  if (const json *defines = optional(group, "defines", json::value_t::array, where)) {
-    for (size_t i = 0; i < defines->size(); ++i) {
-      out.defines.push_back(string_field((*defines)[i], "define", where.at("defines").at(i)));
-    }
-  }
-  if (const json *includes = optional(group, "includes", json::value_t::array, where)) {
-    for (size_t i = 0; i < includes->size(); ++i) {
-      const json &include = (*includes)[i];
-      Where w = where.at("includes").at(i);
-      Include inc{string_field(include, "path", w), false};
-      if (const json *system = optional(include, "isSystem", json::value_t::boolean, w)) {
-        inc.system = system->get<bool>();
-      }
-      out.includes.push_back(inc);
-    }
-  }
+  for_each_element(group, "compileCommandFragments", Presence::optional, where,
+                   [&](const json &fragment, const Where &w) {
+                     out.fragments.push_back(string_field(fragment, "fragment", w));
+                   });
+  for_each_element(group, "defines", Presence::optional, where,
+                   [&](const json &define, const Where &w) {
+                     out.defines.push_back(string_field(define, "define", w));
+                   });
+  for_each_element(
+      group, "includes", Presence::optional, where, [&](const json &include, const Where &w) {
+        Include inc{string_field(include, "path", w), false};
+        if (const json *system = optional(include, "isSystem", json::value_t::boolean, w)) {
+          inc.system = system->get<bool>();
+        }
+        out.includes.push_back(inc);
+      });
   if (const json *standard = optional(group, "languageStandard", json::value_t::object, where)) {
     out.standard = string_field(*standard, "standard", where.at("languageStandard"));
   }
   out.sources = indexes(group, "sourceIndexes", where);
   return out;
+}
+
+// One of a target's sources; its compile group must be one of `t`'s, read before it.
+Source read_source(const json &s, const Where &sw, const Target &t, const CodeModel &model) {
+  Source source{absolute(string_field(s, "path", sw), model.source_dir), false, {}};
+  if (const json *generated = optional(s, "isGenerated", json::value_t::boolean, sw)) {
+    source.generated = generated->get<bool>();
+  }
+  if (s.contains("compileGroupIndex")) {
+    source.compile_group = index_field(s, "compileGroupIndex", sw);
+    if (*source.compile_group >= t.compile_groups.size()) {
+      sw.at("compileGroupIndex").fail("no compile group " + std::to_string(*source.compile_group));
+    }
+  }
+  return source;
 }
 
 Target read_target(const fs::path &reply_dir, const json &entry, const CodeModel &model,
@@ -145,41 +168,33 @@ Target read_target(const fs::path &reply_dir, const json &entry, const CodeModel
   const json &paths = require(object, "paths", json::value_t::object, w);
   t.source_dir = absolute(string_field(paths, "source", w.at("paths")), model.source_dir);
   t.build_dir = absolute(string_field(paths, "build", w.at("paths")), model.build_dir);
-  if (const json *groups = optional(object, "compileGroups", json::value_t::array, w)) {
-    for (size_t i = 0; i < groups->size(); ++i) {
-      t.compile_groups.push_back(read_compile_group((*groups)[i], w.at("compileGroups").at(i)));
-    }
-  }
-  if (const json *sources = optional(object, "sources", json::value_t::array, w)) {
-    for (size_t i = 0; i < sources->size(); ++i) {
-      const json &s = (*sources)[i];
-      Where sw = w.at("sources").at(i);
-      Source source{absolute(string_field(s, "path", sw), model.source_dir), false, {}};
-      if (const json *generated = optional(s, "isGenerated", json::value_t::boolean, sw)) {
-        source.generated = generated->get<bool>();
-      }
-      if (s.contains("compileGroupIndex")) {
-        source.compile_group = index_field(s, "compileGroupIndex", sw);
-        if (*source.compile_group >= t.compile_groups.size()) {
-          sw.at("compileGroupIndex")
-              .fail("no compile group " + std::to_string(*source.compile_group));
-        }
-      }
-      t.sources.push_back(source);
-    }
-  }
-  if (const json *artifacts = optional(object, "artifacts", json::value_t::array, w)) {
-    for (size_t i = 0; i < artifacts->size(); ++i) {
-      t.artifacts.push_back(absolute(string_field((*artifacts)[i], "path", w.at("artifacts").at(i)),
-                                     model.build_dir));
-    }
-  }
-  if (const json *deps = optional(object, "dependencies", json::value_t::array, w)) {
-    for (size_t i = 0; i < deps->size(); ++i) {
-      t.dependencies.push_back(string_field((*deps)[i], "id", w.at("dependencies").at(i)));
-    }
-  }
+  for_each_element(object, "compileGroups", Presence::optional, w,
+                   [&](const json &group, const Where &gw) {
+                     t.compile_groups.push_back(read_compile_group(group, gw));
+                   });
+  for_each_element(object, "sources", Presence::optional, w, [&](const json &s, const Where &sw) {
+    t.sources.push_back(read_source(s, sw, t, model));
+  });
+  for_each_element(
+      object, "artifacts", Presence::optional, w, [&](const json &artifact, const Where &aw) {
+        t.artifacts.push_back(absolute(string_field(artifact, "path", aw), model.build_dir));
+      });
+  for_each_element(object, "dependencies", Presence::optional, w,
+                   [&](const json &dependency, const Where &dw) {
+                     t.dependencies.push_back(string_field(dependency, "id", dw));
+                   });
   return t;
+}
+
+Directory read_directory(const json &object, const Where &w, const CodeModel &model) {
+  Directory dir;
+  dir.source = absolute(string_field(object, "source", w), model.source_dir);
+  dir.build = absolute(string_field(object, "build", w), model.build_dir);
+  if (object.contains("parentIndex")) {
+    dir.parent = index_field(object, "parentIndex", w);
+  }
+  dir.targets = indexes(object, "targetIndexes", w);
+  return dir;
 }
 
 void read_codemodel(const fs::path &reply_dir, const json &object, const Where &w,
@@ -187,57 +202,48 @@ void read_codemodel(const fs::path &reply_dir, const json &object, const Where &
   const json &paths = require(object, "paths", json::value_t::object, w);
   model.source_dir = string_field(paths, "source", w.at("paths"));
   model.build_dir = string_field(paths, "build", w.at("paths"));
-  const json &configs = require(object, "configurations", json::value_t::array, w);
-  for (size_t c = 0; c < configs.size(); ++c) {
-    Where cw = w.at("configurations").at(c);
-    Configuration config;
-    config.name = string_field(configs[c], "name", cw);
-    const json &dirs = require(configs[c], "directories", json::value_t::array, cw);
-    for (size_t d = 0; d < dirs.size(); ++d) {
-      Where dw = cw.at("directories").at(d);
-      Directory dir;
-      dir.source = absolute(string_field(dirs[d], "source", dw), model.source_dir);
-      dir.build = absolute(string_field(dirs[d], "build", dw), model.build_dir);
-      if (dirs[d].contains("parentIndex")) {
-        dir.parent = index_field(dirs[d], "parentIndex", dw);
-      }
-      dir.targets = indexes(dirs[d], "targetIndexes", dw);
-      config.directories.push_back(dir);
-    }
-    const json &targets = require(configs[c], "targets", json::value_t::array, cw);
-    for (size_t t = 0; t < targets.size(); ++t) {
-      config.targets.push_back(read_target(reply_dir, targets[t], model, cw.at("targets").at(t)));
-    }
-    model.configurations.push_back(std::move(config));
-  }
+  for_each_element(
+      object, "configurations", Presence::required, w, [&](const json &entry, const Where &cw) {
+        Configuration config;
+        config.name = string_field(entry, "name", cw);
+        for_each_element(entry, "directories", Presence::required, cw,
+                         [&](const json &dir, const Where &dw) {
+                           config.directories.push_back(read_directory(dir, dw, model));
+                         });
+        for_each_element(entry, "targets", Presence::required, cw,
+                         [&](const json &target, const Where &tw) {
+                           config.targets.push_back(read_target(reply_dir, target, model, tw));
+                         });
+        model.configurations.push_back(std::move(config));
+      });
 }
 
 void read_toolchains(const json &object, const Where &w, CodeModel &model) {
-  const json &compilers = require(object, "toolchains", json::value_t::array, w);
-  for (size_t i = 0; i < compilers.size(); ++i) {
-    Where cw = w.at("toolchains").at(i);
-    Compiler c;
-    c.language = string_field(compilers[i], "language", cw);
-    const json &compiler = require(compilers[i], "compiler", json::value_t::object, cw);
-    if (const json *path = optional(compiler, "path", json::value_t::string, cw.at("compiler"))) {
-      c.path = path->get<std::string>();
-    }
-    if (const json *id = optional(compiler, "id", json::value_t::string, cw.at("compiler"))) {
-      c.id = id->get<std::string>();
-    }
-    if (const json *v = optional(compiler, "version", json::value_t::string, cw.at("compiler"))) {
-      c.version = v->get<std::string>();
-    }
-    model.compilers.push_back(c);
-  }
+  for_each_element(
+      object, "toolchains", Presence::required, w, [&](const json &entry, const Where &cw) {
+        Compiler c;
+        c.language = string_field(entry, "language", cw);
+        const json &compiler = require(entry, "compiler", json::value_t::object, cw);
+        if (const json *path =
+                optional(compiler, "path", json::value_t::string, cw.at("compiler"))) {
+          c.path = path->get<std::string>();
+        }
+        if (const json *id = optional(compiler, "id", json::value_t::string, cw.at("compiler"))) {
+          c.id = id->get<std::string>();
+        }
+        if (const json *v =
+                optional(compiler, "version", json::value_t::string, cw.at("compiler"))) {
+          c.version = v->get<std::string>();
+        }
+        model.compilers.push_back(c);
+      });
 }
 
 void read_cache(const json &object, const Where &w, CodeModel &model) {
-  const json &entries = require(object, "entries", json::value_t::array, w);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    Where ew = w.at("entries").at(i);
-    model.cache[string_field(entries[i], "name", ew)] = string_field(entries[i], "value", ew);
-  }
+  for_each_element(
+      object, "entries", Presence::required, w, [&](const json &entry, const Where &ew) {
+        model.cache[string_field(entry, "name", ew)] = string_field(entry, "value", ew);
+      });
 }
 
 fs::path newest_index(const fs::path &reply_dir) {

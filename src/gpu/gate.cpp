@@ -1,5 +1,6 @@
 #include "gpu/gate.hpp"
 
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -9,19 +10,16 @@
 
 namespace kopt::gpu {
 
-const char *to_string(GpuTool tool) {
-  switch (tool) {
-  case GpuTool::nvidia_smi:
-    return "nvidia-smi";
-  case GpuTool::amd_smi:
-    return "amd-smi";
-  case GpuTool::rocm_smi:
-    return "rocm-smi";
-  case GpuTool::none:
-    break;
-  }
-  return "none";
-}
+namespace {
+
+// The GPU tools and their programs, in the order the gate looks for them on PATH.
+constexpr util::EnumName<GpuTool> kTools[] = {{GpuTool::nvidia_smi, "nvidia-smi"},
+                                              {GpuTool::amd_smi, "amd-smi"},
+                                              {GpuTool::rocm_smi, "rocm-smi"}};
+
+} // namespace
+
+const char *to_string(GpuTool tool) { return util::name_of(kTools, tool, "none"); }
 
 double RealClock::now_s() {
   using namespace std::chrono;
@@ -197,8 +195,8 @@ SmiSample Gate::sample(GpuTool tool, const std::string &program, std::string &er
 GateReport Gate::check() {
   GateReport report;
   std::string program;
-  for (GpuTool tool : {GpuTool::nvidia_smi, GpuTool::amd_smi, GpuTool::rocm_smi}) {
-    program = find_(to_string(tool));
+  for (const auto &[tool, name] : kTools) {
+    program = find_(name);
     if (!program.empty()) {
       report.tool = tool;
       break;

@@ -20,6 +20,25 @@ std::string source_name(const Results &r) {
   return r.table_group.empty() ? r.source : r.source + " (" + r.table_group + ")";
 }
 
+// An evaluation of `results` with nothing scored yet: what it is of and with which settings.
+Evaluation empty_evaluation(const Results &results, const std::string &default_kernel, double tie) {
+  Evaluation e;
+  e.tie = tie;
+  e.ties = results.ties;
+  e.winners_only = results.winners_only;
+  e.source = source_name(results);
+  e.default_kernel = default_kernel;
+  return e;
+}
+
+// Keeps the larger slowdown of two and the shape it was found at (the first on a tie).
+void keep_worst(double &worst, std::string &shape, double other, const std::string &other_shape) {
+  if (other > worst) {
+    worst = other;
+    shape = other_shape;
+  }
+}
+
 } // namespace
 
 double Score::geomean() const {
@@ -41,32 +60,21 @@ void Score::add(const Score &o) {
   within_tie += o.within_tie;
   unmeasured += o.unmeasured;
   log_sum += o.log_sum;
-  if (o.worst > worst) {
-    worst = o.worst;
-    worst_shape = o.worst_shape;
-  }
+  keep_worst(worst, worst_shape, o.worst, o.worst_shape);
   default_log_sum += o.default_log_sum;
   default_measured += o.default_measured;
   default_worst = std::max(default_worst, o.default_worst);
   default_matched += o.default_matched;
   baseline_matched += o.baseline_matched;
   tuned_log_sum += o.tuned_log_sum;
-  if (o.tuned_worst > tuned_worst) {
-    tuned_worst = o.tuned_worst;
-    tuned_worst_shape = o.tuned_worst_shape;
-  }
+  keep_worst(tuned_worst, tuned_worst_shape, o.tuned_worst, o.tuned_worst_shape);
   misses.insert(misses.end(), o.misses.begin(), o.misses.end());
 }
 
 Evaluation evaluate_rules(const Results &results, const RuleList &rules,
                           const std::string &default_kernel, double tie,
                           const std::string &baseline) {
-  Evaluation e;
-  e.tie = tie;
-  e.ties = results.ties;
-  e.winners_only = results.winners_only;
-  e.source = source_name(results);
-  e.default_kernel = default_kernel;
+  Evaluation e = empty_evaluation(results, default_kernel, tie);
   e.baseline = baseline.empty() ? most_frequent(results) : baseline;
   std::map<std::string, Score> groups;
   for (const auto &s : results.shapes) {
@@ -141,12 +149,7 @@ Evaluation evaluate_folds(const Results &results, int folds, const FitOptions &o
     throw Error("heuristic eval: cross-validation needs 2 to " + std::to_string(groups.size()) +
                 " folds (one per group at most), got " + std::to_string(folds));
   }
-  Evaluation pooled;
-  pooled.tie = tie;
-  pooled.ties = results.ties;
-  pooled.winners_only = results.winners_only;
-  pooled.source = source_name(results);
-  pooled.default_kernel = default_kernel;
+  Evaluation pooled = empty_evaluation(results, default_kernel, tie);
   std::set<std::string> baselines;
   for (int f = 0; f < folds; ++f) {
     std::vector<std::string> holdout;

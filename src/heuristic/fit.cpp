@@ -189,6 +189,20 @@ std::vector<Condition> simplify(const std::vector<Bound> &path,
   return out;
 }
 
+// The two leaves of `parent`'s chosen split (its feature and threshold): the shapes at or below
+// the threshold go left, the others right, and each path gains the split's condition.
+std::pair<Leaf, Leaf> split(const Data &d, const std::vector<Feature> &features,
+                            const Leaf &parent) {
+  Leaf left, right;
+  for (size_t s : parent.shapes) {
+    (d.values[s][parent.feature] <= parent.threshold ? left : right).shapes.push_back(s);
+  }
+  left.path = right.path = parent.path;
+  left.path.push_back({features[parent.feature].name, true, parent.threshold});
+  right.path.push_back({features[parent.feature].name, false, parent.threshold});
+  return {std::move(left), std::move(right)};
+}
+
 // Grows leaves best-first by the cost reduction of a split (see fit in fit.hpp).
 std::vector<Leaf> greedy_leaves(const Data &d, const std::vector<Feature> &features,
                                 const FitOptions &options) {
@@ -208,14 +222,7 @@ std::vector<Leaf> greedy_leaves(const Data &d, const std::vector<Feature> &featu
     if (leaves[best].gain <= 1e-9) {
       break;
     }
-    Leaf parent = leaves[best];
-    Leaf left, right;
-    for (size_t s : parent.shapes) {
-      (d.values[s][parent.feature] <= parent.threshold ? left : right).shapes.push_back(s);
-    }
-    left.path = right.path = parent.path;
-    left.path.push_back({features[parent.feature].name, true, parent.threshold});
-    right.path.push_back({features[parent.feature].name, false, parent.threshold});
+    auto [left, right] = split(d, features, leaves[best]);
     for (Leaf *leaf : {&left, &right}) {
       choose_kernel(d, *leaf);
       find_split(d, features.size(), options.min_leaf, *leaf);
@@ -275,13 +282,7 @@ int grow(const Data &d, const std::vector<size_t> &labels, const std::vector<Fea
   if (!gini_split(d, labels, features.size(), min_leaf, leaf)) {
     return index;
   }
-  Leaf left, right;
-  for (size_t s : leaf.shapes) {
-    (d.values[s][leaf.feature] <= leaf.threshold ? left : right).shapes.push_back(s);
-  }
-  left.path = right.path = leaf.path;
-  left.path.push_back({features[leaf.feature].name, true, leaf.threshold});
-  right.path.push_back({features[leaf.feature].name, false, leaf.threshold});
+  auto [left, right] = split(d, features, leaf);
   int l = grow(d, labels, features, min_leaf, std::move(left), nodes);
   int r = grow(d, labels, features, min_leaf, std::move(right), nodes);
   nodes[static_cast<size_t>(index)].left = l;

@@ -381,13 +381,8 @@ std::string shape_label(const std::vector<std::string> &columns, const std::vect
 }
 
 Results select_groups(const Results &r, const std::vector<std::string> &groups, bool keep) {
-  Results out;
-  out.source = r.source;
-  out.columns = r.columns;
-  out.ties = r.ties;
-  out.winners_only = r.winners_only;
-  out.table_group = r.table_group;
-  out.kernel_column = r.kernel_column;
+  Results out = r; // everything but the shapes, chosen below
+  out.shapes.clear();
   for (const auto &s : r.shapes) {
     bool in = std::find(groups.begin(), groups.end(), group_of(r, s)) != groups.end();
     if (in == keep) {

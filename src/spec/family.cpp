@@ -2,6 +2,7 @@
 
 #include "spec/fields.hpp"
 #include "util/csv.hpp"
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/read_file.hpp"
@@ -29,6 +30,10 @@ const std::vector<std::string> kFamilyFields = {"name",         "backend",    "i
                                                 "kernel_regex", "editable",   "candidates",
                                                 "timeout_s",    "bench",      "compile_budget_s",
                                                 "keep",         "app",        "roofline"};
+
+// family.json's spellings of the backends, for reading and for writing.
+constexpr util::EnumName<Backend> kBackends[] = {
+    {Backend::host, "host"}, {Backend::cuda, "cuda"}, {Backend::hip, "hip"}};
 
 using util::is_identifier;
 
@@ -345,15 +350,11 @@ void load_identity(Family &f, const Fields &top) {
                 " characters (it names folders and targets), got " + std::to_string(f.name.size()));
   }
   std::string backend = top.string("backend");
-  if (backend == "host") {
-    f.backend = Backend::host;
-  } else if (backend == "cuda") {
-    f.backend = Backend::cuda;
-  } else if (backend == "hip") {
-    f.backend = Backend::hip;
-  } else {
+  const Backend *known = util::value_named(kBackends, backend);
+  if (known == nullptr) {
     throw Error(top.where("backend") + ": expected one of host, cuda, hip, got '" + backend + "'");
   }
+  f.backend = *known;
   f.impl = top.string_or("impl", f.name);
   if (!is_identifier(f.impl)) {
     throw Error(top.where("impl") + ": expected an identifier, got '" + util::excerpt(f.impl) +
@@ -659,16 +660,6 @@ std::string config_class(const ClassSpec &classes, const std::vector<std::string
   return util::join(labels, ",");
 }
 
-std::string to_string(Backend backend) {
-  switch (backend) {
-  case Backend::host:
-    return "host";
-  case Backend::cuda:
-    return "cuda";
-  case Backend::hip:
-    return "hip";
-  }
-  return "?";
-}
+std::string to_string(Backend backend) { return util::name_of(kBackends, backend, "?"); }
 
 } // namespace kopt::spec

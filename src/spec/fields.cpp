@@ -80,15 +80,26 @@ std::vector<std::string> Fields::strings(const std::string &key) const {
   return out;
 }
 
-double Fields::number_or(const std::string &key, double fallback) const {
-  if (!has(key)) {
+namespace {
+
+// An optional field of type T, `fallback` when absent; `is_t` tells a T, `what` names it.
+template <typename T>
+T optional_field(const Fields &fields, const std::string &key, T fallback,
+                 bool (nlohmann::json::*is_t)() const noexcept, const char *what) {
+  if (!fields.has(key)) {
     return fallback;
   }
-  const auto &v = value_.at(key);
-  if (!v.is_number()) {
-    fail_expected(where(key), "a number", v);
+  const auto &v = fields.required(key);
+  if (!(v.*is_t)()) {
+    fail_expected(fields.where(key), what, v);
   }
-  return v.get<double>();
+  return v.get<T>();
+}
+
+} // namespace
+
+double Fields::number_or(const std::string &key, double fallback) const {
+  return optional_field(*this, key, fallback, &nlohmann::json::is_number, "a number");
 }
 
 int64_t Fields::integer_or(const std::string &key, int64_t fallback) const {
@@ -108,14 +119,7 @@ int64_t Fields::integer_or(const std::string &key, int64_t fallback) const {
 }
 
 bool Fields::boolean_or(const std::string &key, bool fallback) const {
-  if (!has(key)) {
-    return fallback;
-  }
-  const auto &v = value_.at(key);
-  if (!v.is_boolean()) {
-    fail_expected(where(key), "true or false", v);
-  }
-  return v.get<bool>();
+  return optional_field(*this, key, fallback, &nlohmann::json::is_boolean, "true or false");
 }
 
 std::string Fields::path(const std::string &key) const {

@@ -31,20 +31,16 @@ public:
   }
 
 private:
-  Formula::Node sum() {
-    Formula::Node left = product();
-    while (next_is('+') || next_is('-')) {
-      char op = text_[pos_++];
-      left = Formula::Node{op, 0, "", {std::move(left), product()}};
-    }
-    return left;
-  }
+  Formula::Node sum() { return chain('+', '-', &Parser::product); }
 
-  Formula::Node product() {
-    Formula::Node left = unary();
-    while (next_is('*') || next_is('/')) {
+  Formula::Node product() { return chain('*', '/', &Parser::unary); }
+
+  // One level of the grammar: `operand`s joined left to right by either of two operators.
+  Formula::Node chain(char op1, char op2, Formula::Node (Parser::*operand)()) {
+    Formula::Node left = (this->*operand)();
+    while (next_is(op1) || next_is(op2)) {
       char op = text_[pos_++];
-      left = Formula::Node{op, 0, "", {std::move(left), unary()}};
+      left = Formula::Node{op, 0, "", {std::move(left), (this->*operand)()}};
     }
     return left;
   }

@@ -53,7 +53,18 @@ Injection read_injection() {
   return injection;
 }
 
-// The fault to inject at this write step (none outside tests); counts and names the step.
+[[noreturn]] void injected_enospc(const fs::path &path) {
+  throw Error(path.string() + ": cannot write: " + std::strerror(ENOSPC) + " (injected by " +
+              kFaultInjectEnv + ")");
+}
+
+[[noreturn]] void injected_kill() {
+  std::fflush(stderr);
+  ::_exit(137);
+}
+
+// The fault to inject at this write step (none outside tests); counts and names the step. A
+// `fail` throws here, before the step; the step injects the others itself.
 Fault fault_at(const char *step, const fs::path &path) {
   static const Injection injection = read_injection();
   static std::atomic<long> steps{0};
@@ -64,17 +75,18 @@ Fault fault_at(const char *step, const fs::path &path) {
   if (injection.count) {
     std::fprintf(stderr, "kopt: write step %ld: %s %s\n", n, step, path.c_str());
   }
-  return n == injection.step ? injection.fault : Fault::none;
+  Fault fault = n == injection.step ? injection.fault : Fault::none;
+  if (fault == Fault::fail) {
+    injected_enospc(path);
+  }
+  return fault;
 }
 
-[[noreturn]] void injected_enospc(const fs::path &path) {
-  throw Error(path.string() + ": cannot write: " + std::strerror(ENOSPC) + " (injected by " +
-              kFaultInjectEnv + ")");
-}
-
-[[noreturn]] void injected_kill() {
-  std::fflush(stderr);
-  ::_exit(137);
+// Ends a step that is done: a `kill` fault kills the process after it.
+void after_step(Fault fault) {
+  if (fault == Fault::kill) {
+    injected_kill();
+  }
 }
 
 // A write killed between its temp file and the rename: the temp file stays, half written.
@@ -91,9 +103,6 @@ Fault fault_at(const char *step, const fs::path &path) {
 
 void write_file_atomic(const fs::path &path, std::string_view content) {
   Fault fault = fault_at("write", path);
-  if (fault == Fault::fail) {
-    injected_enospc(path);
-  }
   if (fault == Fault::torn) {
     torn_write(path, content);
   }
@@ -102,9 +111,7 @@ void write_file_atomic(const fs::path &path, std::string_view content) {
   } catch (const harness::Error &e) {
     throw Error(e.what());
   }
-  if (fault == Fault::kill) {
-    injected_kill();
-  }
+  after_step(fault);
 }
 
 bool write_file_if_changed(const fs::path &path, std::string_view content) {
@@ -119,9 +126,6 @@ bool write_file_if_changed(const fs::path &path, std::string_view content) {
 
 void append_line(const fs::path &path, std::string_view line) {
   Fault fault = fault_at("append", path);
-  if (fault == Fault::fail) {
-    injected_enospc(path);
-  }
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path());
   }
@@ -152,32 +156,22 @@ void append_line(const fs::path &path, std::string_view line) {
     throw Error(e.what());
   }
   ::close(fd);
-  if (fault == Fault::kill) {
-    injected_kill();
-  }
+  after_step(fault);
 }
 
 void remove_file(const fs::path &path) {
   Fault fault = fault_at("remove", path);
-  if (fault == Fault::fail) {
-    injected_enospc(path);
-  }
   if (fault == Fault::torn) {
     injected_kill();
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     throw Error(path.string() + ": cannot remove: " + std::strerror(errno));
   }
-  if (fault == Fault::kill) {
-    injected_kill();
-  }
+  after_step(fault);
 }
 
 void remove_tree(const fs::path &path) {
   Fault fault = fault_at("remove", path);
-  if (fault == Fault::fail) {
-    injected_enospc(path);
-  }
   std::error_code ec;
   if (fault == Fault::torn) {
     fs::directory_iterator first(path, ec);
@@ -190,9 +184,7 @@ void remove_tree(const fs::path &path) {
   if (ec) {
     throw Error(path.string() + ": cannot remove: " + ec.message());
   }
-  if (fault == Fault::kill) {
-    injected_kill();
-  }
+  after_step(fault);
 }
 
 } // namespace kopt::util

@@ -43,39 +43,35 @@ std::string why_not_found(const fs::path &path, int e) {
   return std::string("cannot read: ") + std::strerror(e);
 }
 
-const char *name_of(Input kind) {
-  switch (kind) {
-  case Input::json:
-    return "a JSON file";
-  case Input::table:
-    return "a CSV table";
-  case Input::binary:
-    return "a binary";
-  case Input::text:
-    break;
+// What kopt reads of each kind: its name in messages and the most it reads.
+struct InputKind {
+  Input kind;
+  const char *name;
+  std::size_t limit;
+};
+
+constexpr InputKind kInputs[] = {{Input::text, "a text file", 256 * kMiB},
+                                 {Input::json, "a JSON file", 64 * kMiB},
+                                 {Input::table, "a CSV table", 256 * kMiB},
+                                 {Input::binary, "a binary", 4096 * kMiB}};
+
+const InputKind &input_kind(Input kind) {
+  for (const InputKind &k : kInputs) {
+    if (k.kind == kind) {
+      return k;
+    }
   }
-  return "a text file";
+  return kInputs[0];
 }
 
 [[noreturn]] void too_large(const fs::path &path, Input kind) {
   throw Error(path.string() + ": larger than " + format_bytes(read_limit(kind)) +
-              ", the most kopt reads from " + name_of(kind));
+              ", the most kopt reads from " + input_kind(kind).name);
 }
 
 } // namespace
 
-std::size_t read_limit(Input kind) {
-  switch (kind) {
-  case Input::json:
-    return 64 * kMiB;
-  case Input::binary:
-    return 4096 * kMiB;
-  case Input::table:
-  case Input::text:
-    break;
-  }
-  return 256 * kMiB;
-}
+std::size_t read_limit(Input kind) { return input_kind(kind).limit; }
 
 std::string format_bytes(std::size_t bytes) {
   if (bytes >= kMiB && bytes % kMiB == 0) {

@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "kopt/harness/compare_kernel.hpp" // device code: after the runtime's headers
+#include "kopt/harness/flush_kernel.hpp"
 #include "kopt/harness/gpu.hpp"
 
 #include <cstddef>
@@ -17,20 +18,11 @@
 
 namespace kopt::harness::cuda {
 
-/// The L2 flush's read (gpu::EventTimer): every thread loads 16-byte words of the buffer and
-/// stores nothing unless their xor hits a value the buffer (all bytes 1) never gives, so the
-/// loads stay. A template, so that every translation unit may define it.
+/// The L2 flush's read (gpu::EventTimer, flush_kernel.hpp). A template, so that every
+/// translation unit may define it.
 template <int = 0>
 __global__ void kopt_l2_flush_read(const uint4 *words, std::size_t count, unsigned *never) {
-  unsigned x = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const uint4 w = __ldcg(words + i);
-    x ^= w.x ^ w.y ^ w.z ^ w.w;
-  }
-  if (x == 0x9E3779B9u && never != nullptr) {
-    *never = x;
-  }
+  gpu::l2_flush_read(words, count, never);
 }
 
 /// The CUDA runtime as gpu.hpp calls it: its types, its success value and the calls it makes.
@@ -118,13 +110,10 @@ struct Runtime {
   static Status profiler_stop() { return cudaProfilerStop(); }
 };
 
-/// Throws Error `file:line: what: <cuda error name>: <text>` when `status` is not cudaSuccess.
-inline void check(cudaError_t status, const char *what, const char *file, int line) {
-  gpu::check<Runtime>(status, what, file, line);
-}
-
-/// Checks a CUDA runtime call (or a launch's cudaGetLastError()) where it is written.
-#define KOPT_CUDA_CHECK(call) ::kopt::harness::cuda::check((call), #call, __FILE__, __LINE__)
+/// Checks a CUDA runtime call (or a launch's cudaGetLastError()) where it is written: throws Error
+/// `file:line: call: <error name>: <text>` when it returns no cudaSuccess.
+#define KOPT_CUDA_CHECK(call)                                                                      \
+  ::kopt::harness::gpu::check<::kopt::harness::cuda::Runtime>((call), #call, __FILE__, __LINE__)
 
 /// `count` elements of T in device memory from cudaMalloc (never managed memory), freed on
 /// destruction; given a stream, from the stream-ordered pool (Runtime::malloc_async).

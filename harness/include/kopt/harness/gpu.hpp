@@ -6,7 +6,7 @@
 // types, its success value and one-line wrappers of the calls made here. This header includes no
 // runtime's headers, so a hip harness never sees CUDA's and a cuda harness never sees ROCm's, and
 // holds no device code, so its unit test builds with a host compiler (the kernels R launches are
-// in the backends and compare_kernel.hpp).
+// in the backends, compare_kernel.hpp and flush_kernel.hpp).
 
 #include "kopt/harness/error.hpp"
 #include "kopt/harness/problem.hpp"

@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "kopt/harness/compare_kernel.hpp" // device code: after the runtime's headers
+#include "kopt/harness/flush_kernel.hpp"
 #include "kopt/harness/gpu.hpp"
 
 #if defined(KOPT_HARNESS_ROCTX)
@@ -28,20 +29,11 @@
 
 namespace kopt::harness::hip {
 
-/// The L2 flush's read (gpu::EventTimer): every thread loads 16-byte words of the buffer and
-/// stores nothing unless their xor hits a value the buffer (all bytes 1) never gives, so the
-/// loads stay. A template, so that every translation unit may define it.
+/// The L2 flush's read (gpu::EventTimer, flush_kernel.hpp). A template, so that every
+/// translation unit may define it.
 template <int = 0>
 __global__ void kopt_l2_flush_read(const uint4 *words, std::size_t count, unsigned *never) {
-  unsigned x = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const uint4 w = words[i];
-    x ^= w.x ^ w.y ^ w.z ^ w.w;
-  }
-  if (x == 0x9E3779B9u && never != nullptr) {
-    *never = x;
-  }
+  gpu::l2_flush_read(words, count, never);
 }
 
 /// Marks the end of a timed run in a kernel trace (gpu::EventTimer): rocprofv3 traces every
@@ -120,13 +112,10 @@ struct Runtime {
   static Status profiler_stop() { return hipSuccess; }
 };
 
-/// Throws Error `file:line: what: <hip error name>: <text>` when `status` is not hipSuccess.
-inline void check(hipError_t status, const char *what, const char *file, int line) {
-  gpu::check<Runtime>(status, what, file, line);
-}
-
-/// Checks a HIP runtime call (or a launch's hipGetLastError()) where it is written.
-#define KOPT_HIP_CHECK(call) ::kopt::harness::hip::check((call), #call, __FILE__, __LINE__)
+/// Checks a HIP runtime call (or a launch's hipGetLastError()) where it is written: throws Error
+/// `file:line: call: <error name>: <text>` when it returns no hipSuccess.
+#define KOPT_HIP_CHECK(call)                                                                       \
+  ::kopt::harness::gpu::check<::kopt::harness::hip::Runtime>((call), #call, __FILE__, __LINE__)
 
 /// `count` elements of T in device memory from hipMalloc (never managed memory), freed on
 /// destruction.

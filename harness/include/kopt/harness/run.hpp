@@ -35,6 +35,10 @@ struct FamilySpec {
 /// What the harness was asked to do; exactly one per run.
 enum class Mode { correctness, benchmark, full_benchmark, write_golden };
 
+/// The mode's flag without its dashes: "correctness", "benchmark", "full-benchmark" or
+/// "write-golden".
+const char *mode_name(Mode mode);
+
 /// The parsed command line (docs/FORMATS.md, "The harness command line and results CSV").
 struct Options {
   Mode mode = Mode::correctness;
