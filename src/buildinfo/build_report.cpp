@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_hex(const std::string &text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-  });
-}
-
 bool is_object(const std::string &output) {
   auto ends = [&](const std::string &suffix) {
     return output.size() > suffix.size() &&
@@ -145,7 +139,7 @@ NinjaLog parse_ninja_log(const std::string &text, const std::string &file) {
     if (entry.output.empty()) {
       throw Error(where + ": output: expected a path, got nothing");
     }
-    if (!is_hex(entry.hash)) {
+    if (!util::is_hex(entry.hash)) {
       throw Error(where + ": hash: expected a hexadecimal command hash, got '" + entry.hash + "'");
     }
     log.entries.push_back(std::move(entry));

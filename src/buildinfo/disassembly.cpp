@@ -13,15 +13,10 @@ namespace kopt::buildinfo {
 
 namespace {
 
-bool is_hex(const std::string &text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](unsigned char c) { return std::isxdigit(c) != 0; });
-}
-
 // `0000000000000040 <name>:` opens a function; returns its name, or "".
 std::string function_header(const std::string &line) {
   size_t open = line.find(" <");
-  if (open == std::string::npos || !line.ends_with(">:") || !is_hex(line.substr(0, open))) {
+  if (open == std::string::npos || !line.ends_with(">:") || !util::is_hex(line.substr(0, open))) {
     return "";
   }
   return line.substr(open + 2, line.size() - open - 4);
@@ -31,7 +26,7 @@ std::string function_header(const std::string &line) {
 // instruction's own part, or a line of its own) holds none.
 std::string relocation(const std::string &text) {
   size_t r = text.find(": R_");
-  if (r == std::string::npos || !is_hex(std::string(util::trim(text.substr(0, r))))) {
+  if (r == std::string::npos || !util::is_hex(std::string(util::trim(text.substr(0, r))))) {
     return "";
   }
   return text.substr(r + 2);
@@ -97,7 +92,8 @@ Functions parse_objdump(const std::string &text) {
       continue;
     }
     size_t colon = line.find(":\t");
-    if (colon == std::string::npos || !is_hex(std::string(util::trim(line.substr(0, colon))))) {
+    if (colon == std::string::npos ||
+        !util::is_hex(std::string(util::trim(line.substr(0, colon))))) {
       if (std::string own = relocation(line); !own.empty() && !code->empty()) {
         attach(code->back(), own); // a relocation on a line of its own (no -w)
       }

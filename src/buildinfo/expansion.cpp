@@ -84,7 +84,7 @@ PreprocessCommand preprocess_command(const std::string &compile_command,
 
 namespace {
 
-std::string normalise(const std::string &line) {
+std::string squeeze_spaces(const std::string &line) {
   std::string out;
   bool space = false;
   for (char c : line) {
@@ -152,7 +152,7 @@ Expansion parse_expansion(const std::string &text,
       file = known->second;
       continue;
     }
-    std::string normal = normalise(line);
+    std::string normal = squeeze_spaces(line);
     if (!file.empty() && !normal.empty()) {
       SourceLine at{file, number};
       auto [it, added] = expansion.text.try_emplace(at);

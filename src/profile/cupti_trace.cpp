@@ -169,13 +169,6 @@ CuptiTrace parse_cupti_trace(std::string_view text, const std::string &source) {
 
 namespace {
 
-ProfileReport unprofiled(const std::string &reason) {
-  ProfileReport report;
-  report.profiled = false;
-  report.reason = reason;
-  return report;
-}
-
 // Range r as the harness ran it: "timed run <n> of config_<c>".
 std::string run_name(int range, int runs) {
   return "timed run " + std::to_string(range % runs + 1) + " of config_" +

@@ -13,6 +13,13 @@
 
 namespace kopt::profile {
 
+ProfileReport unprofiled(std::string reason) {
+  ProfileReport report;
+  report.profiled = false;
+  report.reason = std::move(reason);
+  return report;
+}
+
 const ProfiledConfig *ProfileReport::find(int config) const {
   for (const auto &c : configs) {
     if (c.config == config) {
@@ -174,13 +181,6 @@ std::string split_runs(const Launches &launches, int runs_per_config, HarnessFlu
     runs.emplace_back(launches.begin() + i, launches.begin() + i + per_run);
   }
   return "";
-}
-
-ProfileReport unprofiled(std::string reason) {
-  ProfileReport report;
-  report.profiled = false;
-  report.reason = std::move(reason);
-  return report;
 }
 
 // Assigns launches to configs in order: each launch of the family's kernels counts toward

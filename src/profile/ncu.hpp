@@ -83,6 +83,9 @@ struct ProfileReport {
   const ProfiledConfig *find(int config) const;
 };
 
+/// A report that profiled nothing, saying why.
+ProfileReport unprofiled(std::string reason);
+
 /// Which launches ncu profiles: only those between the harness's profiler start and stop (its
 /// timed runs; warm-ups run at full speed, unprofiled), or every matching launch.
 enum class NcuLaunches { timed, all };

@@ -97,6 +97,11 @@ bool is_digits(std::string_view text) {
   return true;
 }
 
+bool is_hex(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(),
+                                      [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+
 std::string excerpt(std::string_view text, size_t limit) {
   if (text.size() <= limit) {
     return std::string(text);

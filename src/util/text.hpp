@@ -27,6 +27,9 @@ bool is_identifier(std::string_view text);
 /// True when `text` is non-empty and every character is an ASCII digit.
 bool is_digits(std::string_view text);
 
+/// True when `text` is non-empty and every character is a hexadecimal digit.
+bool is_hex(std::string_view text);
+
 /// Returns `text` as is when short, else its first `limit` bytes and "... (N bytes)": for error
 /// messages that quote an input of any size.
 std::string excerpt(std::string_view text, size_t limit = 80);
