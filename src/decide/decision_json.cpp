@@ -127,16 +127,6 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   return row;
 }
 
-Weighting weighting_from_json(const nlohmann::json &j, const std::string &source) {
-  std::string text = util::json_field_or<std::string>(j, "weighting", "equal", source);
-  for (Weighting w : {Weighting::equal, Weighting::count, Weighting::traffic}) {
-    if (text == to_string(w)) {
-      return w;
-    }
-  }
-  throw Error(source + ": weighting: expected one of equal, count, traffic, got '" + text + "'");
-}
-
 Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
   Traffic t;
   t.calls = number_in(j, "calls", 0, kMaxNumber, where);
@@ -222,11 +212,8 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.options.max_regression = number_in(j, "max_regression", 0, 1, source);
   d.options.confidence = j.contains("confidence") ? number_in(j, "confidence", 0.5, 1, source)
                                                   : spec::defaults::keep_confidence;
-  std::string method = util::json_field_or<std::string>(j, "method", "means", source);
-  if (method != "paired" && method != "means") {
-    throw Error(source + ": method: expected one of paired, means, got '" + method + "'");
-  }
-  d.method = method == "paired" ? Method::paired : Method::means;
+  d.method = parse_method(util::json_field_or<std::string>(j, "method", "means", source),
+                          source + ": method");
   d.rounds = static_cast<int>(util::json_int_in_or(j, "rounds", 0, INT32_MAX, 0, source));
   d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
   d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
@@ -254,7 +241,8 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   if (!overall.is_null()) {
     d.overall = row_from_json(overall, source + ": overall");
   }
-  d.options.weighting = weighting_from_json(j, source);
+  d.options.weighting = parse_weighting(
+      util::json_field_or<std::string>(j, "weighting", "equal", source), source + ": weighting");
   // Absent in decisions written before traffic rows existed, null without a count column.
   auto traffic = util::json_field_or<nlohmann::json>(j, "traffic", nullptr, source);
   if (!traffic.is_null()) {

@@ -26,13 +26,6 @@ std::string cell(const std::string &text) {
   return out.empty() ? "-" : out;
 }
 
-// " [-12.00%, -8.00%]" after a change, or "" when it has no interval.
-std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? " [" + decide::format_change(interval->first) + ", " +
-                        decide::format_change(interval->second) + "]"
-                  : "";
-}
-
 // A string field of an attempts.jsonl line, or "" where its kind has none (a stop has no
 // candidate, a baseline no target).
 std::string text_field(const nlohmann::json &line, const char *key) {
@@ -92,7 +85,7 @@ std::string attempt_row(const nlohmann::json &line) {
          cell(text_field(line, "best")) + " | " + cell(baseline ? "" : text_field(line, "target")) +
          " | " + cell(util::join(classes, "; ")) + " | " +
          (overall ? decide::format_change(*overall) +
-                        interval_text(interval_field(line, "overall_interval"))
+                        decide::interval_after(interval_field(line, "overall_interval"))
                   : "-") +
          " | " + cell(baseline ? "" : text_field(line, "hypothesis")) + " |";
 }
@@ -107,7 +100,7 @@ std::string render_performance(const State &s, const std::vector<nlohmann::json>
                         " | " + cell(util::join(k.kernels, ", ")) + " | " + cell(k.measured_by) +
                         " | " + fixed(k.geomean_us) + " | " +
                         (k.change ? decide::format_change(*k.change) : "-") +
-                        interval_text(k.interval) + " | " + cell(k.hypothesis) + " |");
+                        decide::interval_after(k.interval) + " | " + cell(k.hypothesis) + " |");
   }
   std::vector<std::string> regression_rows;
   for (const RegressionSummary &r : s.recent_regressions) {

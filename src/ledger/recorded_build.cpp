@@ -55,13 +55,6 @@ void set_measured(KeptRow &row, const profile::Measurement &m) {
   row.configs_hash = m.configs_hash;
 }
 
-nlohmann::json measured_json(const profile::Measurement &m) {
-  return {{"build", m.build},
-          {"build_flags", m.build_flags},
-          {"configs", m.configs.size()},
-          {"configs_hash", m.configs_hash}};
-}
-
 void set_measured(KeptRow &row, const nlohmann::json &line) {
   auto text = [&](const char *key) {
     auto it = line.find(key);

@@ -1,5 +1,6 @@
 #include "profile/measurement.hpp"
 
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
@@ -127,30 +128,20 @@ std::string stale_reason(const Conditions &then, const Conditions &now) {
   return "";
 }
 
-const char *to_string(Source source) {
-  switch (source) {
-  case Source::chrono:
-    return "chrono";
-  case Source::events:
-    return "events";
-  case Source::ncu:
-    return "ncu";
-  case Source::rocprofv3:
-    return "rocprofv3";
-  case Source::cupti:
-    return "cupti";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<util::EnumName<Source>, 5> kSources = {{{Source::chrono, "chrono"},
+                                                             {Source::events, "events"},
+                                                             {Source::ncu, "ncu"},
+                                                             {Source::rocprofv3, "rocprofv3"},
+                                                             {Source::cupti, "cupti"}}};
+
+} // namespace
+
+const char *to_string(Source source) { return util::name_of(kSources, source); }
 
 Source parse_source(const std::string &text, const std::string &where) {
-  for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3, Source::cupti}) {
-    if (text == to_string(s)) {
-      return s;
-    }
-  }
-  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, cupti, got '" + text +
-              "'");
+  return util::parse_name(kSources, text, where);
 }
 
 nlohmann::json to_json(const Measurement &m) {
