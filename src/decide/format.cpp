@@ -23,13 +23,26 @@ std::string format_change(double change, Digits digits) {
   return text;
 }
 
+std::string format_percent(double fraction, int digits) {
+  return util::format_number(fraction * 100, digits) + "%";
+}
+
 std::string format_interval(double low, double high, Digits digits) {
-  return "[" + format_change(low, digits) + ", " + format_change(high, digits) + "]";
+  std::string text = "["; // appended, not "[" + text: GCC 12 warns on that (-Wrestrict)
+  text += format_change(low, digits);
+  text += ", ";
+  text += format_change(high, digits);
+  return text + "]";
 }
 
 std::string interval_after(const std::optional<std::pair<double, double>> &interval,
                            Digits digits) {
-  return interval ? " " + format_interval(interval->first, interval->second, digits) : "";
+  std::string text;
+  if (interval) {
+    text = " ";
+    text += format_interval(interval->first, interval->second, digits);
+  }
+  return text;
 }
 
 namespace {

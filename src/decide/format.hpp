@@ -28,6 +28,10 @@ enum class Digits {
 /// (compact: "0%"), never "-0.00%".
 std::string format_change(double change, Digits digits = Digits::two);
 
+/// Formats a fraction (a share, a limit) as an unsigned percentage with `digits` significant
+/// digits: "43.3%", "1.53e-05%".
+std::string format_percent(double fraction, int digits);
+
 /// Formats an interval of changes as "[-5.20%, +1.00%]".
 std::string format_interval(double low, double high, Digits digits = Digits::two);
 

@@ -1,6 +1,7 @@
 #include "decide/plausible.hpp"
 
 #include "decide/decide.hpp"
+#include "decide/format.hpp"
 #include "gpu/peak.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -152,7 +153,7 @@ Side measure_side(const Measurement &m, const spec::Roofline &roofline, const Ra
 }
 
 // A fraction in percent with three significant digits: "43.3%", "1.53e-05%".
-std::string percent(double fraction) { return util::format_number(100 * fraction, 3) + "%"; }
+std::string percent(double fraction) { return format_percent(fraction, 3); }
 
 // The class order of the table: the decision's, then any other class a side has, then overall.
 std::vector<std::string> class_order(const Decision &d, const Side &best, const Side &candidate) {

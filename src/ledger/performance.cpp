@@ -1,6 +1,7 @@
 #include "ledger/detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
+#include "decide/format.hpp"
 #include "gen/text_template.hpp"
 #include "util/text.hpp"
 
