@@ -10,6 +10,28 @@
 
 namespace kopt::decide {
 
+namespace {
+
+// decision.json's string fields by name: one list for its writer and its reader.
+template <typename D> util::TextFields<util::TextOf<D>> required_texts(D &d) {
+  return {{"family", &d.family},       {"candidate", &d.candidate},
+          {"hash", &d.hash},           {"best", &d.best},
+          {"best_hash", &d.best_hash}, {"target", &d.target},
+          {"date", &d.date},           {"measured_by", &d.measured_by},
+          {"reason", &d.reason},       {"split_advice", &d.split_advice}};
+}
+
+// Absent in decisions written before these were kept.
+template <typename D> util::TextFields<util::TextOf<D>> later_texts(D &d) {
+  return {{"identical_to", &d.identical_to},
+          {"build", &d.build},
+          {"build_flags", &d.build_flags},
+          {"configs_hash", &d.configs_hash},
+          {"arrangement", &d.arrangement}};
+}
+
+} // namespace
+
 nlohmann::json to_json(const Decision &d) {
   auto row_json = [](const ClassRow &row) {
     return nlohmann::json{
@@ -49,41 +71,29 @@ nlohmann::json to_json(const Decision &d) {
     outside.push_back({{"kernel", k.kernel}, {"share", k.share}, {"configs", k.configs}});
   }
   nlohmann::json light = d.speed_of_light ? to_json(*d.speed_of_light) : nlohmann::json(nullptr);
-  return {{"family", d.family},
-          {"candidate", d.candidate},
-          {"hash", d.hash},
-          {"best", d.best},
-          {"best_hash", d.best_hash},
-          {"target", d.target},
-          {"date", d.date},
-          {"measured_by", d.measured_by},
-          {"build", d.build},
-          {"build_flags", d.build_flags},
-          {"configs", d.configs},
-          {"configs_hash", d.configs_hash},
-          {"arrangement", d.arrangement},
-          {"method", to_string(d.method)},
-          {"rounds", d.rounds},
-          {"noise", d.options.threshold},
-          {"confidence", d.options.confidence},
-          {"max_regression", d.options.max_regression},
-          {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
-          {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
-          {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
-          {"weighting", to_string(d.options.weighting)},
-          {"verdict", to_string(d.verdict)},
-          {"reason", d.reason},
-          {"classes", classes},
-          {"winning", d.winning},
-          {"split_advice", d.split_advice},
-          {"incorrect", incorrect},
-          {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
-          {"traffic", traffic},
-          {"identical_to", d.identical_to},
-          {"counts_as_regression", d.counts_as_regression()},
-          {"notes", d.notes},
-          {"outside_kernel_regex", outside},
-          {"speed_of_light", light}};
+  nlohmann::json j{{"configs", d.configs},
+                   {"method", to_string(d.method)},
+                   {"rounds", d.rounds},
+                   {"noise", d.options.threshold},
+                   {"confidence", d.options.confidence},
+                   {"max_regression", d.options.max_regression},
+                   {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
+                   {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
+                   {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
+                   {"weighting", to_string(d.options.weighting)},
+                   {"verdict", to_string(d.verdict)},
+                   {"classes", classes},
+                   {"winning", d.winning},
+                   {"incorrect", incorrect},
+                   {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
+                   {"traffic", traffic},
+                   {"counts_as_regression", d.counts_as_regression()},
+                   {"notes", d.notes},
+                   {"outside_kernel_regex", outside},
+                   {"speed_of_light", light}};
+  util::put_texts(j, required_texts(d));
+  util::put_texts(j, later_texts(d));
+  return j;
 }
 
 namespace {
@@ -200,14 +210,8 @@ std::vector<ConfigError> incorrect_from_json(const nlohmann::json &j, const std:
 
 Decision decision_from_json(const nlohmann::json &j, const std::string &source) {
   Decision d;
-  d.family = util::json_field<std::string>(j, "family", source);
-  d.candidate = util::json_field<std::string>(j, "candidate", source);
-  d.hash = util::json_field<std::string>(j, "hash", source);
-  d.best = util::json_field<std::string>(j, "best", source);
-  d.best_hash = util::json_field<std::string>(j, "best_hash", source);
-  d.target = util::json_field<std::string>(j, "target", source);
-  d.date = util::json_field<std::string>(j, "date", source);
-  d.measured_by = util::json_field<std::string>(j, "measured_by", source);
+  util::get_texts(j, required_texts(d), source);
+  util::get_texts(j, later_texts(d), source, "");
   d.options.threshold = number_in(j, "noise", 0, 1, source);
   d.options.max_regression = number_in(j, "max_regression", 0, 1, source);
   d.options.confidence = j.contains("confidence") ? number_in(j, "confidence", 0.5, 1, source)
@@ -215,18 +219,12 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.method = parse_method(util::json_field_or<std::string>(j, "method", "means", source),
                           source + ": method");
   d.rounds = static_cast<int>(util::json_int_in_or(j, "rounds", 0, INT32_MAX, 0, source));
-  d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
   d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
   d.outside_regex = outside_from_json(j, source);
   read_allowances(j, source, d.options);
-  d.build = util::json_field_or<std::string>(j, "build", "", source);
-  d.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
   d.configs = static_cast<int>(util::json_int_in_or(j, "configs", 0, INT32_MAX, 0, source));
-  d.configs_hash = util::json_field_or<std::string>(j, "configs_hash", "", source);
-  d.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
-  d.reason = util::json_field<std::string>(j, "reason", source);
   auto classes = util::json_field<nlohmann::json>(j, "classes", source);
   if (!classes.is_array()) {
     throw Error(source + ": field 'classes' has the wrong type");
@@ -235,7 +233,6 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
     d.classes.push_back(row_from_json(classes[i], source + ": classes[" + std::to_string(i) + "]"));
   }
   d.winning = util::json_field<std::vector<std::string>>(j, "winning", source);
-  d.split_advice = util::json_field<std::string>(j, "split_advice", source);
   d.incorrect = incorrect_from_json(j, source);
   auto overall = util::json_field<nlohmann::json>(j, "overall", source);
   if (!overall.is_null()) {

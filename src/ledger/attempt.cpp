@@ -39,10 +39,6 @@ std::optional<double> number_field(const json &j, const char *key, const std::st
       j, key, [&](const json &) { return util::json_field<double>(j, key, where); });
 }
 
-std::string text_field(const json &j, const char *key, const std::string &where) {
-  return util::json_field_or<std::string>(j, key, "", where);
-}
-
 Interval interval_field(const json &j, const char *key, const std::string &where) {
   return optional_field<std::pair<double, double>>(j, key, [&](const json &value) {
     if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_number()) {
@@ -90,8 +86,6 @@ std::vector<AttemptClass> classes_from_json(const json &j, const std::string &wh
 
 // The fields of an attempt line beyond those every kind may carry.
 void attempt_fields_from_json(const json &j, const std::string &where, Attempt &a) {
-  a.best_hash = text_field(j, "best_hash", where);
-  a.proposal = text_field(j, "proposal", where);
   a.overall_change = number_field(j, "overall_change", where);
   a.overall_interval = interval_field(j, "overall_interval", where);
   a.overall_state = named_field<decide::State>(j, "overall_state", where, decide::parse_state);
@@ -102,9 +96,9 @@ void attempt_fields_from_json(const json &j, const std::string &where, Attempt &
   a.weighting = named_field<decide::Weighting>(j, "weighting", where, decide::parse_weighting);
   a.consecutive_regressions = static_cast<int>(util::json_int_in_or(
       j, "consecutive_regressions", 0, std::numeric_limits<int>::max(), 0, where));
-  a.event = util::parse_name(kEvents, text_field(j, "event", where), where + ": event");
+  a.event = util::parse_name(kEvents, util::json_field_or<std::string>(j, "event", "", where),
+                             where + ": event");
   a.best_us = number_field(j, "best_us", where);
-  a.other_build = text_field(j, "other_build", where);
 }
 
 json measured_fields(const Attempt &a) {
@@ -211,22 +205,28 @@ Attempt attempt_from_json(const nlohmann::json &j, const std::string &where, int
   a.line = line;
   a.kind =
       util::parse_name(kKinds, util::json_field<std::string>(j, "kind", where), where + ": kind");
-  a.date = text_field(j, "date", where);
-  a.candidate = text_field(j, "candidate", where);
-  a.hash = text_field(j, "hash", where);
-  a.best = text_field(j, "best", where);
-  a.from_hash = text_field(j, "from_hash", where);
-  a.target = text_field(j, "target", where);
-  a.hypothesis = text_field(j, "hypothesis", where);
-  a.reason = text_field(j, "reason", where);
+  // The fields a kind lacks, or a line written before they were kept, stay "".
+  util::get_texts(j,
+                  {{"date", &a.date},
+                   {"candidate", &a.candidate},
+                   {"hash", &a.hash},
+                   {"best", &a.best},
+                   {"best_hash", &a.best_hash},
+                   {"from_hash", &a.from_hash},
+                   {"proposal", &a.proposal},
+                   {"target", &a.target},
+                   {"hypothesis", &a.hypothesis},
+                   {"reason", &a.reason},
+                   {"measured_by", &a.measured_by},
+                   {"build", &a.build},
+                   {"build_flags", &a.build_flags},
+                   {"configs_hash", &a.configs_hash},
+                   {"other_build", &a.other_build}},
+                  where, "");
   a.geomean_us = number_field(j, "geomean_us", where);
-  a.measured_by = text_field(j, "measured_by", where);
   a.kernels = util::json_field_or<std::vector<std::string>>(j, "kernels", {}, where);
-  a.build = text_field(j, "build", where);
-  a.build_flags = text_field(j, "build_flags", where);
   a.configs = static_cast<int>(
       util::json_int_in_or(j, "configs", 0, std::numeric_limits<int>::max(), 0, where));
-  a.configs_hash = text_field(j, "configs_hash", where);
   a.removed = util::json_field_or<std::vector<std::string>>(j, "removed", {}, where);
   a.rebased = util::json_field_or<std::vector<std::string>>(j, "rebased", {}, where);
   if (a.kind == Kind::attempt) {
