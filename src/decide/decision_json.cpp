@@ -140,15 +140,11 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
 Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
   Traffic t;
   t.calls = number_in(j, "calls", 0, kMaxNumber, where);
-  auto rows = util::json_field<nlohmann::json>(j, "classes", where);
-  if (!rows.is_array()) {
-    throw Error(where + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::string at = where + ": classes[" + std::to_string(i) + "]";
-    t.classes.push_back(row_from_json(rows[i], at));
-    t.classes.back().share = number_in(rows[i], "share", 0, 1, at);
-  }
+  t.classes = util::json_items(j, "classes", where, [](const nlohmann::json &row, const auto &at) {
+    ClassRow read = row_from_json(row, at);
+    read.share = number_in(row, "share", 0, 1, at);
+    return read;
+  });
   t.overall =
       row_from_json(util::json_field<nlohmann::json>(j, "overall", where), where + ": overall");
   return t;
@@ -156,20 +152,15 @@ Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
 
 // The candidate's kernels outside kernel_regex; absent in older decisions.
 std::vector<OutsideKernel> outside_from_json(const nlohmann::json &j, const std::string &source) {
-  std::vector<OutsideKernel> kernels;
-  auto outside = util::json_field_or<nlohmann::json>(j, "outside_kernel_regex",
-                                                     nlohmann::json::array(), source);
-  if (!outside.is_array()) {
-    throw Error(source + ": field 'outside_kernel_regex' has the wrong type");
-  }
-  for (size_t i = 0; i < outside.size(); ++i) {
-    std::string where = source + ": outside_kernel_regex[" + std::to_string(i) + "]";
-    kernels.push_back(
-        {util::json_field<std::string>(outside[i], "kernel", where),
-         util::json_field<double>(outside[i], "share", where),
-         static_cast<int>(util::json_int_in(outside[i], "configs", 0, INT32_MAX, where))});
-  }
-  return kernels;
+  return util::json_items(
+      j, "outside_kernel_regex", source,
+      [](const nlohmann::json &k, const std::string &where) {
+        return OutsideKernel{
+            util::json_field<std::string>(k, "kernel", where),
+            util::json_field<double>(k, "share", where),
+            static_cast<int>(util::json_int_in(k, "configs", 0, INT32_MAX, where))};
+      },
+      true);
 }
 
 // The allow_* options: what the decision compared although it is refused by default.
@@ -189,21 +180,15 @@ void read_allowances(const nlohmann::json &j, const std::string &source, Options
 }
 
 std::vector<ConfigError> incorrect_from_json(const nlohmann::json &j, const std::string &source) {
-  std::vector<ConfigError> configs;
-  auto incorrect = util::json_field<nlohmann::json>(j, "incorrect", source);
-  if (!incorrect.is_array()) {
-    throw Error(source + ": field 'incorrect' has the wrong type");
-  }
-  for (size_t i = 0; i < incorrect.size(); ++i) {
-    std::string where = source + ": incorrect[" + std::to_string(i) + "]";
-    ConfigError e;
-    e.config = util::json_field<std::string>(incorrect[i], "config", where);
-    auto err = util::json_field<nlohmann::json>(incorrect[i], "err", where);
-    e.err_known = !err.is_null();
-    e.err = e.err_known ? util::json_field<double>(incorrect[i], "err", where) : 0;
-    configs.push_back(e);
-  }
-  return configs;
+  return util::json_items(j, "incorrect", source,
+                          [](const nlohmann::json &c, const std::string &where) {
+                            ConfigError e;
+                            e.config = util::json_field<std::string>(c, "config", where);
+                            auto err = util::json_field<nlohmann::json>(c, "err", where);
+                            e.err_known = !err.is_null();
+                            e.err = e.err_known ? util::json_field<double>(c, "err", where) : 0;
+                            return e;
+                          });
 }
 
 } // namespace
@@ -225,13 +210,7 @@ Decision decision_from_json(const nlohmann::json &j, const std::string &source) 
   d.configs = static_cast<int>(util::json_int_in_or(j, "configs", 0, INT32_MAX, 0, source));
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
-  auto classes = util::json_field<nlohmann::json>(j, "classes", source);
-  if (!classes.is_array()) {
-    throw Error(source + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < classes.size(); ++i) {
-    d.classes.push_back(row_from_json(classes[i], source + ": classes[" + std::to_string(i) + "]"));
-  }
+  d.classes = util::json_items(j, "classes", source, row_from_json);
   d.winning = util::json_field<std::vector<std::string>>(j, "winning", source);
   d.incorrect = incorrect_from_json(j, source);
   auto overall = util::json_field<nlohmann::json>(j, "overall", source);

@@ -72,25 +72,13 @@ AttemptClass class_from_json(const json &j, const std::string &where) {
   return row;
 }
 
-std::vector<AttemptClass> classes_from_json(const json &j, const std::string &where) {
-  std::vector<AttemptClass> rows;
-  auto classes = util::json_field_or<json>(j, "classes", json::array(), where);
-  if (!classes.is_array()) {
-    throw Error(where + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < classes.size(); ++i) {
-    rows.push_back(class_from_json(classes[i], where + ": classes[" + std::to_string(i) + "]"));
-  }
-  return rows;
-}
-
 // The fields of an attempt line beyond those every kind may carry.
 void attempt_fields_from_json(const json &j, const std::string &where, Attempt &a) {
   a.overall_change = number_field(j, "overall_change", where);
   a.overall_interval = interval_field(j, "overall_interval", where);
   a.overall_state = named_field<decide::State>(j, "overall_state", where, decide::parse_state);
   a.method = named_field<decide::Method>(j, "method", where, decide::parse_method);
-  a.classes = classes_from_json(j, where);
+  a.classes = util::json_items(j, "classes", where, class_from_json, true);
   a.traffic = optional_field<AttemptClass>(
       j, "traffic", [&](const json &t) { return class_from_json(t, where + ": traffic"); });
   a.weighting = named_field<decide::Weighting>(j, "weighting", where, decide::parse_weighting);

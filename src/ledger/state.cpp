@@ -13,14 +13,6 @@ namespace kopt::ledger {
 
 namespace {
 
-nlohmann::json array_field(const nlohmann::json &j, const char *key, const std::string &where) {
-  auto value = util::json_field<nlohmann::json>(j, key, where);
-  if (!value.is_array()) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
-  }
-  return value;
-}
-
 nlohmann::json change_json(const ClassChange &c) {
   return {{"class", c.config_class},
           {"best_us", c.best_us},
@@ -175,11 +167,7 @@ namespace {
 RegressionSummary summary_from_json(const nlohmann::json &r, const std::string &where) {
   RegressionSummary summary;
   util::get_texts(r, summary_texts(summary), where);
-  auto classes = array_field(r, "classes", where);
-  for (size_t k = 0; k < classes.size(); ++k) {
-    summary.classes.push_back(
-        change_from_json(classes[k], where + ": classes[" + std::to_string(k) + "]"));
-  }
+  summary.classes = util::json_items(r, "classes", where, change_from_json);
   summary.overall =
       change_from_json(util::json_field<nlohmann::json>(r, "overall", where), where + ": overall");
   return summary;
@@ -214,25 +202,21 @@ State state_from_json(const nlohmann::json &j, const std::string &source) {
   util::get_texts(j, state_texts(s), source);
   s.consecutive_regressions =
       static_cast<int>(util::json_int_in(j, "consecutive_regressions", 0, 1000000, source));
-  auto recent = array_field(j, "recent_regressions", source);
-  for (size_t i = 0; i < recent.size(); ++i) {
-    s.recent_regressions.push_back(
-        summary_from_json(recent[i], source + ": recent_regressions[" + std::to_string(i) + "]"));
-  }
+  s.recent_regressions = util::json_items(j, "recent_regressions", source, summary_from_json);
   s.repair_attempts = util::json_field<std::map<std::string, int>>(j, "repair_attempts", source);
   s.abandoned = util::json_field<std::vector<std::string>>(j, "abandoned", source);
   s.stopped = util::json_field<bool>(j, "stopped", source);
-  auto kept = array_field(j, "kept", source);
-  for (size_t i = 0; i < kept.size(); ++i) {
-    s.kept.push_back(kept_from_json(kept[i], source + ": kept[" + std::to_string(i) + "]"));
-  }
-  auto recorded = array_field(j, "recorded", source);
-  for (size_t i = 0; i < recorded.size(); ++i) {
-    std::string where = source + ": recorded[" + std::to_string(i) + "]";
-    s.recorded.push_back({util::json_field<std::string>(recorded[i], "candidate", where),
-                          util::json_field<std::string>(recorded[i], "hash", where),
-                          util::json_field<std::string>(recorded[i], "verdict", where)});
-  }
+  s.kept = util::json_items(j, "kept", source, kept_from_json);
+  s.recorded = util::json_items(j, "recorded", source,
+                                [](const nlohmann::json &a, const std::string &where) {
+                                  RecordedAttempt recorded;
+                                  util::get_texts(a,
+                                                  {{"candidate", &recorded.candidate},
+                                                   {"hash", &recorded.hash},
+                                                   {"verdict", &recorded.verdict}},
+                                                  where);
+                                  return recorded;
+                                });
   return s;
 }
 

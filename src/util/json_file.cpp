@@ -102,6 +102,16 @@ int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int
   return json_int_in(j, key, lo, hi, where);
 }
 
+nlohmann::json json_array(const nlohmann::json &j, const char *key, const std::string &where,
+                          bool optional) {
+  auto value = optional ? json_field_or<nlohmann::json>(j, key, nlohmann::json::array(), where)
+                        : json_field<nlohmann::json>(j, key, where);
+  if (!value.is_array()) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+  return value;
+}
+
 void put_texts(nlohmann::json &j, const TextFields<const std::string> &fields) {
   for (const auto &[key, text] : fields) {
     j[key] = *text;

@@ -56,6 +56,23 @@ T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std:
   return json_field<T>(j, key, where);
 }
 
+/// Returns j[key] as an array; throws `<where>: missing field '<key>'` or `<where>: field '<key>'
+/// has the wrong type`. With `optional`, an absent key is an empty array.
+nlohmann::json json_array(const nlohmann::json &j, const char *key, const std::string &where,
+                          bool optional = false);
+
+/// Reads each item of array j[key] (json_array's checks) as read(item, "<where>: <key>[<i>]").
+template <typename Read>
+auto json_items(const nlohmann::json &j, const char *key, const std::string &where, Read read,
+                bool optional = false) {
+  nlohmann::json items = json_array(j, key, where, optional);
+  std::vector<decltype(read(items, where))> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out.push_back(read(items[i], where + ": " + key + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
 /// A record's string fields by name (`{"date", &row.date}, ...`), so that one list serves the
 /// writer and the reader of its file; `Text` is `const std::string` for a writer.
 template <typename Text> using TextFields = std::vector<std::pair<const char *, Text *>>;
