@@ -23,10 +23,6 @@ constexpr std::array<util::EnumName<Event>, 3> kEvents = {
 
 json number_json(const std::optional<double> &value) { return value ? json(*value) : json(); }
 
-json interval_json(const Interval &interval) {
-  return interval ? json{interval->first, interval->second} : json();
-}
-
 // A field that older lines lack or hold as null: absent then, `read` of it else.
 template <typename T, typename Read>
 std::optional<T> optional_field(const json &j, const char *key, Read read) {
@@ -147,6 +143,10 @@ json attempt_json(const Attempt &a) {
 }
 
 } // namespace
+
+nlohmann::json interval_json(const Interval &interval) {
+  return interval ? json{interval->first, interval->second} : json();
+}
 
 const char *to_string(Kind kind) { return util::name_of(kKinds, kind); }
 

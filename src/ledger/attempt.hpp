@@ -31,6 +31,9 @@ const char *to_string(Event event);
 /// A change's interval (low, high), when it has one.
 using Interval = std::optional<std::pair<double, double>>;
 
+/// An interval as the ledger's files write it: [low, high], or null without one.
+nlohmann::json interval_json(const Interval &interval);
+
 /// One class's row of an attempt line: a `classes` entry, or the `traffic` overall row.
 struct AttemptClass {
   std::string config_class;

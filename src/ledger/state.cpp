@@ -60,10 +60,6 @@ template <typename R> util::TextFields<util::TextOf<R>> state_texts(R &s) {
           {"stop_date", &s.stop_date}};
 }
 
-nlohmann::json interval_json(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? nlohmann::json{interval->first, interval->second} : nlohmann::json(nullptr);
-}
-
 // The ways out of a state.json lost beside a history: it is never started over silently.
 std::string ways_out(const Files &files, size_t lines) {
   return files.attempts().string() + " holds " + std::to_string(lines) +

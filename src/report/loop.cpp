@@ -155,17 +155,17 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
 nlohmann::json to_json(const std::vector<CandidateRow> &rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const CandidateRow &r : rows) {
-    out.push_back({{"id", r.id},
-                   {"base", r.base},
-                   {"hash", r.hash},
-                   {"hypothesis", r.hypothesis},
-                   {"built", r.built},
-                   {"measured", r.measured},
-                   {"stale", r.stale},
-                   {"verdict", r.verdict},
-                   {"recorded", r.recorded},
-                   {"changed", r.changed},
-                   {"problem", r.problem}});
+    nlohmann::json row{{"built", r.built}, {"changed", r.changed}};
+    util::put_texts(row, {{"id", &r.id},
+                          {"base", &r.base},
+                          {"hash", &r.hash},
+                          {"hypothesis", &r.hypothesis},
+                          {"measured", &r.measured},
+                          {"stale", &r.stale},
+                          {"verdict", &r.verdict},
+                          {"recorded", &r.recorded},
+                          {"problem", &r.problem}});
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -210,23 +210,21 @@ nlohmann::json to_json(const std::vector<Attempt> &attempts) {
     for (const ledger::AttemptClass &c : a.classes) {
       classes.push_back(ledger::to_json(c, ledger::RowShape::log));
     }
-    out.push_back(
-        {{"line", a.line},
-         {"kind", ledger::to_string(a.kind)},
-         {"date", a.date},
-         {"candidate", a.candidate},
-         {"hash", a.hash},
-         {"best", a.best},
-         {"target", a.target},
-         {"hypothesis", a.hypothesis},
-         {"verdict", verdict_of(a)},
-         {"overall_change", number(a.overall_change)},
-         {"overall_interval",
-          a.overall_interval ? nlohmann::json{a.overall_interval->first, a.overall_interval->second}
-                             : nlohmann::json(nullptr)},
-         {"geomean_us", number(a.geomean_us)},
-         {"event", ledger::to_string(a.event)},
-         {"classes", classes}});
+    nlohmann::json line{{"line", a.line},
+                        {"kind", ledger::to_string(a.kind)},
+                        {"verdict", verdict_of(a)},
+                        {"overall_change", number(a.overall_change)},
+                        {"overall_interval", ledger::interval_json(a.overall_interval)},
+                        {"geomean_us", number(a.geomean_us)},
+                        {"event", ledger::to_string(a.event)},
+                        {"classes", classes}};
+    util::put_texts(line, {{"date", &a.date},
+                           {"candidate", &a.candidate},
+                           {"hash", &a.hash},
+                           {"best", &a.best},
+                           {"target", &a.target},
+                           {"hypothesis", &a.hypothesis}});
+    out.push_back(std::move(line));
   }
   return out;
 }
