@@ -54,6 +54,16 @@ std::optional<E> named_field(const json &j, const char *key, const std::string &
   });
 }
 
+// A row's state as decide concluded it; absent, null or "" in lines that did not keep it.
+std::optional<decide::State> state_field(const json &j, const char *key, const std::string &where) {
+  auto text = optional_field<std::string>(
+      j, key, [&](const json &) { return util::json_field<std::string>(j, key, where); });
+  if (!text || text->empty()) {
+    return std::nullopt;
+  }
+  return decide::parse_state(*text, where + ": " + key);
+}
+
 AttemptClass class_from_json(const json &j, const std::string &where) {
   if (!j.is_object()) {
     throw Error(where + ": expected an object, got " + util::dump_json(j, -1));
@@ -64,7 +74,7 @@ AttemptClass class_from_json(const json &j, const std::string &where) {
   row.candidate_us = number_field(j, "candidate_us", where);
   row.change = util::json_field<double>(j, "change", where);
   row.interval = interval_field(j, "interval", where);
-  row.state = named_field<decide::State>(j, "state", where, decide::parse_state);
+  row.state = state_field(j, "state", where);
   return row;
 }
 
@@ -72,7 +82,7 @@ AttemptClass class_from_json(const json &j, const std::string &where) {
 void attempt_fields_from_json(const json &j, const std::string &where, Attempt &a) {
   a.overall_change = number_field(j, "overall_change", where);
   a.overall_interval = interval_field(j, "overall_interval", where);
-  a.overall_state = named_field<decide::State>(j, "overall_state", where, decide::parse_state);
+  a.overall_state = state_field(j, "overall_state", where);
   a.method = named_field<decide::Method>(j, "method", where, decide::parse_method);
   a.classes = util::json_items(j, "classes", where, class_from_json, true);
   a.traffic = optional_field<AttemptClass>(

@@ -80,6 +80,19 @@ TEST_CASE("each kind of attempts.jsonl line reads into the typed record and writ
   CHECK(read[5].is_event());
 }
 
+TEST_CASE("the lines of a ledger recorded on an H200 write back byte for byte") {
+  std::filesystem::path file = std::filesystem::path(KOPT_HARNESS_DIR) / ".." / "examples" /
+                               "cuda_paged_decode" / "bench" / "data" / "h200_2026-11-29" /
+                               "call6" / "attempts.jsonl";
+  std::vector<std::string> lines = kopt::util::split(kopt::util::read_file(file), '\n');
+  lines.pop_back(); // after the last newline
+  std::vector<Attempt> read = kopt::ledger::read_attempt_records(file);
+  REQUIRE(read.size() == lines.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    CHECK(kopt::ledger::to_json(read[i]).dump() == lines[i]);
+  }
+}
+
 TEST_CASE("a line written before a field was kept reads without it") {
   kopt::test::TempDir dir;
   auto read = kopt::ledger::read_attempt_records(dir.write(
