@@ -1,5 +1,6 @@
 #include "kopt/harness/config.hpp"
 
+#include "kopt/harness/csv.hpp"
 #include "kopt/harness/error.hpp"
 
 #include <cerrno>
@@ -80,119 +81,8 @@ std::string config_label(const std::vector<std::string> &columns,
 
 std::string Config::key() const { return config_label(*columns_, values_); }
 
-namespace {
-
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string trim(const std::string &text) {
-  std::size_t begin = 0;
-  std::size_t end = text.size();
-  while (begin < end && is_blank(text[begin])) {
-    ++begin;
-  }
-  while (end > begin && is_blank(text[end - 1])) {
-    --end;
-  }
-  return text.substr(begin, end - begin);
-}
-
-// Reads CSV records one at a time, tracking lines so errors can name them.
-class RecordReader {
-public:
-  RecordReader(std::string_view text, const std::string &source) : text_(text), source_(source) {}
-
-  // Reads the next non-blank record into `fields`; returns false at the end of the text.
-  bool next(std::vector<std::string> &fields, int &line) {
-    while (pos_ < text_.size()) {
-      line = line_;
-      fields.clear();
-      bool blank = read_record(fields);
-      if (!blank) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-private:
-  // Returns whether the record was a blank line.
-  bool read_record(std::vector<std::string> &fields) {
-    std::string field;
-    bool quoted_field = false;
-    bool any = false;
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == '\n' || c == '\r') {
-        pos_ += (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') ? 2 : 1;
-        ++line_;
-        break;
-      }
-      any = true;
-      if (c == ',') {
-        fields.push_back(quoted_field ? field : trim(field));
-        field.clear();
-        quoted_field = false;
-        ++pos_;
-        continue;
-      }
-      if (c == '"' && trim(field).empty() && !quoted_field) {
-        read_quoted(field, fields.size() + 1);
-        quoted_field = true;
-        continue;
-      }
-      if (quoted_field && !is_blank(c)) {
-        throw Error(source_ + ":" + std::to_string(line_) + ":" +
-                    std::to_string(fields.size() + 1) + ": unexpected '" + std::string(1, c) +
-                    "' after a quoted field");
-      }
-      if (!quoted_field) {
-        field += c;
-      }
-      ++pos_;
-    }
-    if (!any) {
-      return true;
-    }
-    fields.push_back(quoted_field ? field : trim(field));
-    return false;
-  }
-
-  // Reads a quoted field starting at the opening quote; "" stands for one quote.
-  void read_quoted(std::string &field, std::size_t column) {
-    int start_line = line_;
-    field.clear();
-    ++pos_;
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == '"') {
-        if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') {
-          field += '"';
-          pos_ += 2;
-          continue;
-        }
-        ++pos_;
-        return;
-      }
-      if (c == '\n') {
-        ++line_;
-      }
-      field += c;
-      ++pos_;
-    }
-    throw Error(source_ + ":" + std::to_string(start_line) + ":" + std::to_string(column) +
-                ": unterminated quoted field");
-  }
-
-  std::string_view text_;
-  const std::string &source_;
-  std::size_t pos_ = 0;
-  int line_ = 1;
-};
-
-} // namespace
-
 std::vector<Config> parse_configs(std::string_view text, const std::string &source) {
-  RecordReader reader(text, source);
+  CsvReader reader(text, source, CsvDialect::configs);
   std::vector<std::string> fields;
   int line = 0;
   if (!reader.next(fields, line)) {

@@ -3,6 +3,7 @@
 #include "decide/decide.hpp"
 
 #include "decide/detail.hpp"
+#include "decide/format.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -16,8 +17,6 @@ namespace {
 using namespace detail;
 using profile::ConfigResult;
 using profile::Measurement;
-
-std::string percent(double fraction) { return util::format_number(fraction * 100, 4) + "%"; }
 
 std::string changes(const std::vector<const ClassRow *> &rows) {
   std::vector<std::string> parts;
@@ -99,7 +98,7 @@ void judge(Decision &d, const Measurement &candidate) {
   Moves m = moves_of(d);
   const ClassRow *target = m.target;
   bool global = d.target == "global";
-  std::string limit = percent(d.options.max_regression);
+  std::string limit = format_percent(d.options.max_regression, 4);
 
   if (global && m.better.size() == d.judged_classes().size()) {
     d.verdict = Verdict::keep;

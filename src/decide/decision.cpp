@@ -1,50 +1,42 @@
 #include "decide/decision.hpp"
 
-#include "util/error.hpp"
+#include "util/enum_names.hpp"
 
 namespace kopt::decide {
 
-const char *to_string(Verdict verdict) {
-  switch (verdict) {
-  case Verdict::keep:
-    return "keep";
-  case Verdict::tie:
-    return "tie";
-  case Verdict::regression:
-    return "regression";
-  case Verdict::split:
-    return "split";
-  case Verdict::incorrect:
-    return "incorrect";
-  case Verdict::failed:
-    return "failed";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<util::EnumName<Verdict>, 6> kVerdicts = {{{Verdict::keep, "keep"},
+                                                               {Verdict::tie, "tie"},
+                                                               {Verdict::regression, "regression"},
+                                                               {Verdict::split, "split"},
+                                                               {Verdict::incorrect, "incorrect"},
+                                                               {Verdict::failed, "failed"}}};
+constexpr std::array<util::EnumName<State>, 3> kStates = {
+    {{State::better, "better"}, {State::worse, "worse"}, {State::tie, "tie"}}};
+constexpr std::array<util::EnumName<Method>, 2> kMethods = {
+    {{Method::paired, "paired"}, {Method::means, "means"}}};
+constexpr std::array<util::EnumName<Weighting>, 3> kWeightings = {
+    {{Weighting::equal, "equal"}, {Weighting::count, "count"}, {Weighting::traffic, "traffic"}}};
+
+} // namespace
+
+const char *to_string(Verdict verdict) { return util::name_of(kVerdicts, verdict); }
 
 Verdict parse_verdict(const std::string &text, const std::string &where) {
-  for (Verdict v : {Verdict::keep, Verdict::tie, Verdict::regression, Verdict::split,
-                    Verdict::incorrect, Verdict::failed}) {
-    if (text == to_string(v)) {
-      return v;
-    }
-  }
-  throw Error(where + ": expected one of keep, tie, regression, split, incorrect, failed, got '" +
-              text + "'");
+  return util::parse_name(kVerdicts, text, where);
 }
 
-const char *to_string(Method method) { return method == Method::paired ? "paired" : "means"; }
+const char *to_string(Method method) { return util::name_of(kMethods, method); }
 
-const char *to_string(Weighting weighting) {
-  switch (weighting) {
-  case Weighting::equal:
-    return "equal";
-  case Weighting::count:
-    return "count";
-  case Weighting::traffic:
-    return "traffic";
-  }
-  return "?";
+Method parse_method(const std::string &text, const std::string &where) {
+  return util::parse_name(kMethods, text, where);
+}
+
+const char *to_string(Weighting weighting) { return util::name_of(kWeightings, weighting); }
+
+Weighting parse_weighting(const std::string &text, const std::string &where) {
+  return util::parse_name(kWeightings, text, where);
 }
 
 const std::vector<ClassRow> &Decision::judged_classes() const {
@@ -63,29 +55,10 @@ bool Decision::counts_as_regression() const {
   return false;
 }
 
-const char *to_string(State state) {
-  switch (state) {
-  case State::better:
-    return "better";
-  case State::worse:
-    return "worse";
-  case State::tie:
-    return "tie";
-  }
-  return "?";
-}
+const char *to_string(State state) { return util::name_of(kStates, state); }
 
 State parse_state(const std::string &text, const std::string &where) {
-  if (text == "better") {
-    return State::better;
-  }
-  if (text == "worse") {
-    return State::worse;
-  }
-  if (text == "tie" || text.empty()) {
-    return State::tie;
-  }
-  throw Error(where + ": expected one of better, worse, tie, got '" + text + "'");
+  return text.empty() ? State::tie : util::parse_name(kStates, text, where);
 }
 
 } // namespace kopt::decide

@@ -42,6 +42,9 @@ enum class Method {
 /// Returns "paired" or "means".
 const char *to_string(Method method);
 
+/// Parses a method name; throws kopt::Error naming `where` for anything else.
+Method parse_method(const std::string &text, const std::string &where);
+
 /// One config class's comparison: geomean times, their ratio, its interval and the state.
 struct ClassRow {
   std::string config_class;

@@ -10,6 +10,28 @@
 
 namespace kopt::decide {
 
+namespace {
+
+// decision.json's string fields by name: one list for its writer and its reader.
+template <typename D> util::TextFields<util::TextOf<D>> required_texts(D &d) {
+  return {{"family", &d.family},       {"candidate", &d.candidate},
+          {"hash", &d.hash},           {"best", &d.best},
+          {"best_hash", &d.best_hash}, {"target", &d.target},
+          {"date", &d.date},           {"measured_by", &d.measured_by},
+          {"reason", &d.reason},       {"split_advice", &d.split_advice}};
+}
+
+// Absent in decisions written before these were kept.
+template <typename D> util::TextFields<util::TextOf<D>> later_texts(D &d) {
+  return {{"identical_to", &d.identical_to},
+          {"build", &d.build},
+          {"build_flags", &d.build_flags},
+          {"configs_hash", &d.configs_hash},
+          {"arrangement", &d.arrangement}};
+}
+
+} // namespace
+
 nlohmann::json to_json(const Decision &d) {
   auto row_json = [](const ClassRow &row) {
     return nlohmann::json{
@@ -49,41 +71,29 @@ nlohmann::json to_json(const Decision &d) {
     outside.push_back({{"kernel", k.kernel}, {"share", k.share}, {"configs", k.configs}});
   }
   nlohmann::json light = d.speed_of_light ? to_json(*d.speed_of_light) : nlohmann::json(nullptr);
-  return {{"family", d.family},
-          {"candidate", d.candidate},
-          {"hash", d.hash},
-          {"best", d.best},
-          {"best_hash", d.best_hash},
-          {"target", d.target},
-          {"date", d.date},
-          {"measured_by", d.measured_by},
-          {"build", d.build},
-          {"build_flags", d.build_flags},
-          {"configs", d.configs},
-          {"configs_hash", d.configs_hash},
-          {"arrangement", d.arrangement},
-          {"method", to_string(d.method)},
-          {"rounds", d.rounds},
-          {"noise", d.options.threshold},
-          {"confidence", d.options.confidence},
-          {"max_regression", d.options.max_regression},
-          {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
-          {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
-          {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
-          {"weighting", to_string(d.options.weighting)},
-          {"verdict", to_string(d.verdict)},
-          {"reason", d.reason},
-          {"classes", classes},
-          {"winning", d.winning},
-          {"split_advice", d.split_advice},
-          {"incorrect", incorrect},
-          {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
-          {"traffic", traffic},
-          {"identical_to", d.identical_to},
-          {"counts_as_regression", d.counts_as_regression()},
-          {"notes", d.notes},
-          {"outside_kernel_regex", outside},
-          {"speed_of_light", light}};
+  nlohmann::json j{{"configs", d.configs},
+                   {"method", to_string(d.method)},
+                   {"rounds", d.rounds},
+                   {"noise", d.options.threshold},
+                   {"confidence", d.options.confidence},
+                   {"max_regression", d.options.max_regression},
+                   {"allow_harness_time", d.options.harness_time == HarnessTime::allow},
+                   {"allow_mixed_timers", d.options.mixed_timers == MixedTimers::allow},
+                   {"allow_mixed_builds", d.options.mixed_builds == MixedBuilds::allow},
+                   {"weighting", to_string(d.options.weighting)},
+                   {"verdict", to_string(d.verdict)},
+                   {"classes", classes},
+                   {"winning", d.winning},
+                   {"incorrect", incorrect},
+                   {"overall", d.overall ? row_json(*d.overall) : nlohmann::json(nullptr)},
+                   {"traffic", traffic},
+                   {"counts_as_regression", d.counts_as_regression()},
+                   {"notes", d.notes},
+                   {"outside_kernel_regex", outside},
+                   {"speed_of_light", light}};
+  util::put_texts(j, required_texts(d));
+  util::put_texts(j, later_texts(d));
+  return j;
 }
 
 namespace {
@@ -127,28 +137,14 @@ ClassRow row_from_json(const nlohmann::json &j, const std::string &where) {
   return row;
 }
 
-Weighting weighting_from_json(const nlohmann::json &j, const std::string &source) {
-  std::string text = util::json_field_or<std::string>(j, "weighting", "equal", source);
-  for (Weighting w : {Weighting::equal, Weighting::count, Weighting::traffic}) {
-    if (text == to_string(w)) {
-      return w;
-    }
-  }
-  throw Error(source + ": weighting: expected one of equal, count, traffic, got '" + text + "'");
-}
-
 Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
   Traffic t;
   t.calls = number_in(j, "calls", 0, kMaxNumber, where);
-  auto rows = util::json_field<nlohmann::json>(j, "classes", where);
-  if (!rows.is_array()) {
-    throw Error(where + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::string at = where + ": classes[" + std::to_string(i) + "]";
-    t.classes.push_back(row_from_json(rows[i], at));
-    t.classes.back().share = number_in(rows[i], "share", 0, 1, at);
-  }
+  t.classes = util::json_items(j, "classes", where, [](const nlohmann::json &row, const auto &at) {
+    ClassRow read = row_from_json(row, at);
+    read.share = number_in(row, "share", 0, 1, at);
+    return read;
+  });
   t.overall =
       row_from_json(util::json_field<nlohmann::json>(j, "overall", where), where + ": overall");
   return t;
@@ -156,20 +152,15 @@ Traffic traffic_from_json(const nlohmann::json &j, const std::string &where) {
 
 // The candidate's kernels outside kernel_regex; absent in older decisions.
 std::vector<OutsideKernel> outside_from_json(const nlohmann::json &j, const std::string &source) {
-  std::vector<OutsideKernel> kernels;
-  auto outside = util::json_field_or<nlohmann::json>(j, "outside_kernel_regex",
-                                                     nlohmann::json::array(), source);
-  if (!outside.is_array()) {
-    throw Error(source + ": field 'outside_kernel_regex' has the wrong type");
-  }
-  for (size_t i = 0; i < outside.size(); ++i) {
-    std::string where = source + ": outside_kernel_regex[" + std::to_string(i) + "]";
-    kernels.push_back(
-        {util::json_field<std::string>(outside[i], "kernel", where),
-         util::json_field<double>(outside[i], "share", where),
-         static_cast<int>(util::json_int_in(outside[i], "configs", 0, INT32_MAX, where))});
-  }
-  return kernels;
+  return util::json_items(
+      j, "outside_kernel_regex", source,
+      [](const nlohmann::json &k, const std::string &where) {
+        return OutsideKernel{
+            util::json_field<std::string>(k, "kernel", where),
+            util::json_field<double>(k, "share", where),
+            static_cast<int>(util::json_int_in(k, "configs", 0, INT32_MAX, where))};
+      },
+      true);
 }
 
 // The allow_* options: what the decision compared although it is refused by default.
@@ -189,72 +180,45 @@ void read_allowances(const nlohmann::json &j, const std::string &source, Options
 }
 
 std::vector<ConfigError> incorrect_from_json(const nlohmann::json &j, const std::string &source) {
-  std::vector<ConfigError> configs;
-  auto incorrect = util::json_field<nlohmann::json>(j, "incorrect", source);
-  if (!incorrect.is_array()) {
-    throw Error(source + ": field 'incorrect' has the wrong type");
-  }
-  for (size_t i = 0; i < incorrect.size(); ++i) {
-    std::string where = source + ": incorrect[" + std::to_string(i) + "]";
-    ConfigError e;
-    e.config = util::json_field<std::string>(incorrect[i], "config", where);
-    auto err = util::json_field<nlohmann::json>(incorrect[i], "err", where);
-    e.err_known = !err.is_null();
-    e.err = e.err_known ? util::json_field<double>(incorrect[i], "err", where) : 0;
-    configs.push_back(e);
-  }
-  return configs;
+  return util::json_items(j, "incorrect", source,
+                          [](const nlohmann::json &c, const std::string &where) {
+                            ConfigError e;
+                            e.config = util::json_field<std::string>(c, "config", where);
+                            auto err = util::json_field<nlohmann::json>(c, "err", where);
+                            e.err_known = !err.is_null();
+                            e.err = e.err_known ? util::json_field<double>(c, "err", where) : 0;
+                            return e;
+                          });
 }
 
 } // namespace
 
 Decision decision_from_json(const nlohmann::json &j, const std::string &source) {
   Decision d;
-  d.family = util::json_field<std::string>(j, "family", source);
-  d.candidate = util::json_field<std::string>(j, "candidate", source);
-  d.hash = util::json_field<std::string>(j, "hash", source);
-  d.best = util::json_field<std::string>(j, "best", source);
-  d.best_hash = util::json_field<std::string>(j, "best_hash", source);
-  d.target = util::json_field<std::string>(j, "target", source);
-  d.date = util::json_field<std::string>(j, "date", source);
-  d.measured_by = util::json_field<std::string>(j, "measured_by", source);
+  util::get_texts(j, required_texts(d), source);
+  util::get_texts(j, later_texts(d), source, "");
   d.options.threshold = number_in(j, "noise", 0, 1, source);
   d.options.max_regression = number_in(j, "max_regression", 0, 1, source);
   d.options.confidence = j.contains("confidence") ? number_in(j, "confidence", 0.5, 1, source)
                                                   : spec::defaults::keep_confidence;
-  std::string method = util::json_field_or<std::string>(j, "method", "means", source);
-  if (method != "paired" && method != "means") {
-    throw Error(source + ": method: expected one of paired, means, got '" + method + "'");
-  }
-  d.method = method == "paired" ? Method::paired : Method::means;
+  d.method = parse_method(util::json_field_or<std::string>(j, "method", "means", source),
+                          source + ": method");
   d.rounds = static_cast<int>(util::json_int_in_or(j, "rounds", 0, INT32_MAX, 0, source));
-  d.identical_to = util::json_field_or<std::string>(j, "identical_to", "", source);
   d.notes = util::json_field_or<std::vector<std::string>>(j, "notes", {}, source);
   d.outside_regex = outside_from_json(j, source);
   read_allowances(j, source, d.options);
-  d.build = util::json_field_or<std::string>(j, "build", "", source);
-  d.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
   d.configs = static_cast<int>(util::json_int_in_or(j, "configs", 0, INT32_MAX, 0, source));
-  d.configs_hash = util::json_field_or<std::string>(j, "configs_hash", "", source);
-  d.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   d.verdict =
       parse_verdict(util::json_field<std::string>(j, "verdict", source), source + ": verdict");
-  d.reason = util::json_field<std::string>(j, "reason", source);
-  auto classes = util::json_field<nlohmann::json>(j, "classes", source);
-  if (!classes.is_array()) {
-    throw Error(source + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < classes.size(); ++i) {
-    d.classes.push_back(row_from_json(classes[i], source + ": classes[" + std::to_string(i) + "]"));
-  }
+  d.classes = util::json_items(j, "classes", source, row_from_json);
   d.winning = util::json_field<std::vector<std::string>>(j, "winning", source);
-  d.split_advice = util::json_field<std::string>(j, "split_advice", source);
   d.incorrect = incorrect_from_json(j, source);
   auto overall = util::json_field<nlohmann::json>(j, "overall", source);
   if (!overall.is_null()) {
     d.overall = row_from_json(overall, source + ": overall");
   }
-  d.options.weighting = weighting_from_json(j, source);
+  d.options.weighting = parse_weighting(
+      util::json_field_or<std::string>(j, "weighting", "equal", source), source + ": weighting");
   // Absent in decisions written before traffic rows existed, null without a count column.
   auto traffic = util::json_field_or<nlohmann::json>(j, "traffic", nullptr, source);
   if (!traffic.is_null()) {

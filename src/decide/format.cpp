@@ -8,15 +8,40 @@
 
 namespace kopt::decide {
 
-std::string format_interval(double low, double high) {
-  return "[" + format_change(low) + ", " + format_change(high) + "]";
+std::string format_change(double change, Digits digits) {
+  double percent = change * 100;
+  double size = std::abs(percent);
+  int decimals = digits == Digits::two ? 2 : size >= 10 ? 0 : size >= 1 ? 1 : 2;
+  const double half_unit[] = {0.5, 0.05, 0.005}; // what rounds to zero at 0, 1, 2 decimals
+  bool zero = size < half_unit[decimals];
+  if (zero && digits == Digits::compact) {
+    return "0%";
+  }
+  char text[48];
+  // A change that rounds to zero prints as +0.00%, never -0.00%.
+  std::snprintf(text, sizeof text, "%+.*f%%", decimals, zero ? 0.0 : percent);
+  return text;
 }
 
-std::string format_change(double change) {
-  char text[32];
-  double percent = change * 100;
-  // A change that rounds to zero prints as +0.00%, never -0.00%.
-  std::snprintf(text, sizeof text, "%+.2f%%", std::abs(percent) < 0.005 ? 0.0 : percent);
+std::string format_percent(double fraction, int digits) {
+  return util::format_number(fraction * 100, digits) + "%";
+}
+
+std::string format_interval(double low, double high, Digits digits) {
+  std::string text = "["; // appended, not "[" + text: GCC 12 warns on that (-Wrestrict)
+  text += format_change(low, digits);
+  text += ", ";
+  text += format_change(high, digits);
+  return text + "]";
+}
+
+std::string interval_after(const std::optional<std::pair<double, double>> &interval,
+                           Digits digits) {
+  std::string text;
+  if (interval) {
+    text = " ";
+    text += format_interval(interval->first, interval->second, digits);
+  }
   return text;
 }
 

@@ -3,6 +3,8 @@
 
 #include "spec/defaults.hpp"
 
+#include <string>
+
 namespace kopt::decide {
 
 /// Whether harness time (measured_by `events`, or a failed profiler) may decide a keep.
@@ -22,6 +24,9 @@ enum class Weighting { equal, count, traffic };
 
 /// Returns "equal", "count" or "traffic".
 const char *to_string(Weighting weighting);
+
+/// Parses a weighting name; throws kopt::Error naming `where` for anything else.
+Weighting parse_weighting(const std::string &text, const std::string &where);
 
 /// The keep test's thresholds; the defaults are the workflow's.
 struct Options {

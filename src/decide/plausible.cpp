@@ -1,6 +1,7 @@
 #include "decide/plausible.hpp"
 
 #include "decide/decide.hpp"
+#include "decide/format.hpp"
 #include "gpu/peak.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
@@ -152,7 +153,7 @@ Side measure_side(const Measurement &m, const spec::Roofline &roofline, const Ra
 }
 
 // A fraction in percent with three significant digits: "43.3%", "1.53e-05%".
-std::string percent(double fraction) { return util::format_number(100 * fraction, 3) + "%"; }
+std::string percent(double fraction) { return format_percent(fraction, 3); }
 
 // The class order of the table: the decision's, then any other class a side has, then overall.
 std::vector<std::string> class_order(const Decision &d, const Side &best, const Side &candidate) {
@@ -299,26 +300,22 @@ SpeedOfLight speed_of_light_from_json(const nlohmann::json &j, const std::string
   light.device = util::json_field<std::string>(j, "device", where);
   light.peak = util::json_field<std::string>(j, "peak", where);
   light.missing = util::json_field<std::string>(j, "missing", where);
-  auto classes = util::json_field<nlohmann::json>(j, "classes", where);
-  if (!classes.is_array()) {
-    throw Error(where + ": field 'classes' has the wrong type");
-  }
-  for (size_t i = 0; i < classes.size(); ++i) {
-    std::string at = where + ": classes[" + std::to_string(i) + "]";
-    ClassLight row;
-    row.config_class = util::json_field<std::string>(classes[i], "class", at);
-    row.configs = static_cast<int>(util::json_int_in(classes[i], "configs", 0, INT32_MAX, at));
-    for (auto [key, value] :
-         {std::pair{"limit_us", &row.limit_us}, std::pair{"best_fraction", &row.best_fraction},
-          std::pair{"candidate_fraction", &row.candidate_fraction}}) {
-      *value = util::json_field<double>(classes[i], key, at);
-      if (!std::isfinite(*value) || *value < 0) {
-        throw Error(at + ": " + key + ": expected a finite number >= 0, got " +
-                    util::format_number(*value));
-      }
-    }
-    light.classes.push_back(row);
-  }
+  light.classes =
+      util::json_items(j, "classes", where, [](const nlohmann::json &c, const std::string &at) {
+        ClassLight row;
+        row.config_class = util::json_field<std::string>(c, "class", at);
+        row.configs = static_cast<int>(util::json_int_in(c, "configs", 0, INT32_MAX, at));
+        for (auto [key, value] :
+             {std::pair{"limit_us", &row.limit_us}, std::pair{"best_fraction", &row.best_fraction},
+              std::pair{"candidate_fraction", &row.candidate_fraction}}) {
+          *value = util::json_field<double>(c, key, at);
+          if (!std::isfinite(*value) || *value < 0) {
+            throw Error(at + ": " + key + ": expected a finite number >= 0, got " +
+                        util::format_number(*value));
+          }
+        }
+        return row;
+      });
   return light;
 }
 

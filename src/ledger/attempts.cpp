@@ -1,4 +1,4 @@
-#include "ledger/ledger.hpp"
+#include "ledger/detail.hpp"
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -121,6 +121,42 @@ json check_line(const std::string &text, const std::string &file, int number) {
 }
 
 } // namespace
+
+namespace detail {
+
+std::string text_or(const json &line, const char *key, const std::string &fallback) {
+  auto it = line.find(key);
+  return it != line.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::optional<double> number_or_none(const json &line, const char *key) {
+  auto it = line.find(key);
+  return it != line.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
+}
+
+std::vector<std::string> strings_of(const json &line, const char *key) {
+  std::vector<std::string> out;
+  auto it = line.find(key);
+  if (it != line.end() && it->is_array()) {
+    for (const json &s : *it) {
+      if (s.is_string()) {
+        out.push_back(s.get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::pair<double, double>> interval_of(const json &line, const char *key) {
+  auto it = line.find(key);
+  if (it == line.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() ||
+      !(*it)[1].is_number()) {
+    return std::nullopt;
+  }
+  return std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
+}
+
+} // namespace detail
 
 std::vector<json> read_attempts(const std::filesystem::path &file) {
   std::error_code ec;

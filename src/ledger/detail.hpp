@@ -17,6 +17,22 @@ std::string short_hash(const std::string &hash);
 /// Returns `value` with three decimals ("12.345").
 std::string fixed(double value);
 
+// The fields of an attempts.jsonl line (read_attempts' JSON) as rebuild_state and performance.md
+// read them: leniently, since lines of older kopts lack fields added later, and a kind lacks
+// others. The typed reader (attempt.hpp) is for the views, which refuse a bad value.
+
+/// A string field, or `fallback` where the line has none (a stop has no candidate).
+std::string text_or(const nlohmann::json &line, const char *key, const std::string &fallback = "");
+
+/// A number field, or none.
+std::optional<double> number_or_none(const nlohmann::json &line, const char *key);
+
+/// An array of strings' strings, or none.
+std::vector<std::string> strings_of(const nlohmann::json &line, const char *key);
+
+/// An interval [low, high], or none where it is absent or not well formed.
+std::optional<std::pair<double, double>> interval_of(const nlohmann::json &line, const char *key);
+
 /// What a change reads under the lock: state.json (none before the first record) and the checked
 /// lines of attempts.jsonl, which performance.md shows beside the state.
 struct Contents {

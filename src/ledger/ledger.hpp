@@ -2,6 +2,7 @@
 
 #include "candidate/candidate.hpp"
 #include "decide/decide.hpp"
+#include "ledger/attempt.hpp"
 #include "profile/measurement.hpp"
 #include "spec/candidate_spec.hpp"
 
@@ -248,9 +249,6 @@ std::string other_build(const State &state, const profile::Measurement &m);
 
 /// Sets kept row `row`'s build and configs fields from measurement `m`.
 void set_measured(KeptRow &row, const profile::Measurement &m);
-
-/// The build and configs fields of a ledger line (a baseline or attempt) for measurement `m`.
-nlohmann::json measured_json(const profile::Measurement &m);
 
 /// Sets kept row `row`'s build and configs fields from ledger line `line` (absent ones stay "").
 void set_measured(KeptRow &row, const nlohmann::json &line);

@@ -1,6 +1,7 @@
 #include "ledger/detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
+#include "decide/format.hpp"
 #include "gen/text_template.hpp"
 #include "util/text.hpp"
 
@@ -9,7 +10,10 @@ namespace kopt::ledger {
 namespace {
 
 using detail::fixed;
+using detail::interval_of;
+using detail::number_or_none;
 using detail::short_hash;
+using detail::text_or;
 
 // A table cell: pipes and line breaks would end the cell or the row.
 std::string cell(const std::string &text) {
@@ -26,75 +30,47 @@ std::string cell(const std::string &text) {
   return out.empty() ? "-" : out;
 }
 
-// " [-12.00%, -8.00%]" after a change, or "" when it has no interval.
-std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? " [" + decide::format_change(interval->first) + ", " +
-                        decide::format_change(interval->second) + "]"
-                  : "";
-}
-
-// A string field of an attempts.jsonl line, or "" where its kind has none (a stop has no
-// candidate, a baseline no target).
-std::string text_field(const nlohmann::json &line, const char *key) {
-  auto it = line.find(key);
-  return it != line.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::optional<double> number_field(const nlohmann::json &line, const char *key) {
-  auto it = line.find(key);
-  return it != line.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
-}
-
-std::optional<std::pair<double, double>> interval_field(const nlohmann::json &line,
-                                                        const char *key) {
-  auto it = line.find(key);
-  if (it == line.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() ||
-      !(*it)[1].is_number()) {
-    return std::nullopt;
-  }
-  return std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
-}
-
 // One line of attempts.jsonl as a row of performance.md's Attempts table. read_attempts checked
 // the fields of its kind; classes and overall_interval, added later, show where well formed.
 std::string attempt_row(const nlohmann::json &line) {
-  std::string kind = text_field(line, "kind");
-  std::string verdict = kind == "attempt" ? text_field(line, "verdict")
-                        : kind == "stop"  ? "stopped: " + text_field(line, "reason")
-                        : kind == "rebase"
-                            ? "rebase from " + short_hash(text_field(line, "from_hash")) + ": " +
-                                  text_field(line, "reason")
-                        : kind == "land" ? "landed: " + text_field(line, "reason")
-                                         : kind;
-  if (std::string event = text_field(line, "event"); !event.empty()) {
+  std::string kind = text_or(line, "kind");
+  std::string verdict =
+      kind == "attempt" ? text_or(line, "verdict")
+      : kind == "stop"  ? "stopped: " + text_or(line, "reason")
+      : kind == "rebase"
+          ? "rebase from " + short_hash(text_or(line, "from_hash")) + ": " + text_or(line, "reason")
+      : kind == "land" ? "landed: " + text_or(line, "reason")
+                       : kind;
+  if (std::string event = text_or(line, "event"); !event.empty()) {
     verdict += " (" + event + ")";
   }
-  if (!text_field(line, "other_build").empty()) {
+  if (!text_or(line, "other_build").empty()) {
     // Recorded with --allow-other-build: the row names the build its times are of.
-    buildinfo::BuildFlags build{text_field(line, "build_flags"), text_field(line, "build")};
+    buildinfo::BuildFlags build{text_or(line, "build_flags"), text_or(line, "build")};
     verdict += " (build " + build.hash + " (" + build.optimisation() + "), not BEST's)";
   }
   std::vector<std::string> classes;
   auto listed = line.find("classes");
   if (listed != line.end() && listed->is_array()) {
     for (const nlohmann::json &c : *listed) {
-      if (std::optional<double> change = c.is_object() ? number_field(c, "change") : std::nullopt) {
-        classes.push_back(text_field(c, "class") + ": " + decide::format_change(*change));
+      if (std::optional<double> change =
+              c.is_object() ? number_or_none(c, "change") : std::nullopt) {
+        classes.push_back(text_or(c, "class") + ": " + decide::format_change(*change));
       }
     }
   }
-  std::optional<double> overall = number_field(line, "overall_change");
+  std::optional<double> overall = number_or_none(line, "overall_change");
   // A baseline's line carries its target and hypothesis for rebuild_state; its row shows
   // neither, as the results table above has them.
   bool baseline = kind == "baseline";
-  return "| " + cell(text_field(line, "date")) + " | " + cell(text_field(line, "candidate")) +
-         " | " + cell(short_hash(text_field(line, "hash"))) + " | " + cell(verdict) + " | " +
-         cell(text_field(line, "best")) + " | " + cell(baseline ? "" : text_field(line, "target")) +
+  return "| " + cell(text_or(line, "date")) + " | " + cell(text_or(line, "candidate")) + " | " +
+         cell(short_hash(text_or(line, "hash"))) + " | " + cell(verdict) + " | " +
+         cell(text_or(line, "best")) + " | " + cell(baseline ? "" : text_or(line, "target")) +
          " | " + cell(util::join(classes, "; ")) + " | " +
          (overall ? decide::format_change(*overall) +
-                        interval_text(interval_field(line, "overall_interval"))
+                        decide::interval_after(interval_of(line, "overall_interval"))
                   : "-") +
-         " | " + cell(baseline ? "" : text_field(line, "hypothesis")) + " |";
+         " | " + cell(baseline ? "" : text_or(line, "hypothesis")) + " |";
 }
 
 } // namespace
@@ -107,7 +83,7 @@ std::string render_performance(const State &s, const std::vector<nlohmann::json>
                         " | " + cell(util::join(k.kernels, ", ")) + " | " + cell(k.measured_by) +
                         " | " + fixed(k.geomean_us) + " | " +
                         (k.change ? decide::format_change(*k.change) : "-") +
-                        interval_text(k.interval) + " | " + cell(k.hypothesis) + " |");
+                        decide::interval_after(k.interval) + " | " + cell(k.hypothesis) + " |");
   }
   std::vector<std::string> regression_rows;
   for (const RegressionSummary &r : s.recent_regressions) {

@@ -39,14 +39,15 @@ Recorded rebase(const Files &files, const std::function<std::string(const std::s
   std::string from = s.best_hash;
   s.best_hash = hash;
   s.recorded.clear(); // they were compared with other code
-  commit_change(files, s, std::move(contents.attempts),
-                {{"kind", "rebase"},
-                 {"date", date.empty() ? util::utc_now() : date},
-                 {"candidate", s.best},
-                 {"best", s.best},
-                 {"from_hash", from},
-                 {"hash", hash},
-                 {"reason", reason}});
+  Attempt line;
+  line.kind = Kind::rebase;
+  line.date = date.empty() ? util::utc_now() : date;
+  line.candidate = s.best;
+  line.best = s.best;
+  line.from_hash = from;
+  line.hash = hash;
+  line.reason = reason;
+  commit_change(files, s, std::move(contents.attempts), to_json(line));
   return {Outcome::recorded,
           "rebased BEST " + s.best + ": content hash " + short_hash(from) + " -> " +
               short_hash(hash) + " (" + reason +
@@ -64,21 +65,22 @@ nlohmann::json land_line(const Files &files, const Landing &landing, const std::
                 ") is not BEST: BEST is " + state->best + " (hash " + short_hash(state->best_hash) +
                 "); only BEST lands");
   }
-  std::string reason = "the family's files are " + landing.candidate + "'s";
+  Attempt line;
+  line.kind = Kind::land;
+  line.date = date.empty() ? util::utc_now() : date;
+  line.candidate = landing.candidate;
+  line.best = state->best;
+  line.hash = landing.hash;
+  line.removed = landing.removed;
+  line.rebased = landing.rebased;
+  line.reason = "the family's files are " + landing.candidate + "'s";
   if (!landing.removed.empty()) {
-    reason += "; removed " + util::join(landing.removed, ", ");
+    line.reason += "; removed " + util::join(landing.removed, ", ");
   }
   if (!landing.rebased.empty()) {
-    reason += "; rebased onto them: " + util::join(landing.rebased, ", ");
+    line.reason += "; rebased onto them: " + util::join(landing.rebased, ", ");
   }
-  return {{"kind", "land"},
-          {"date", date.empty() ? util::utc_now() : date},
-          {"candidate", landing.candidate},
-          {"best", state->best},
-          {"hash", landing.hash},
-          {"removed", landing.removed},
-          {"rebased", landing.rebased},
-          {"reason", reason}};
+  return to_json(line);
 }
 
 bool record_land(const Files &files, const nlohmann::json &line) {

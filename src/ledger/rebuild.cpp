@@ -13,39 +13,11 @@ namespace kopt::ledger {
 
 namespace {
 
+using detail::interval_of;
+using detail::number_or_none;
+using detail::strings_of;
+using detail::text_or;
 using nlohmann::json;
-
-std::string text_or(const json &line, const char *key, const std::string &fallback = "") {
-  auto it = line.find(key);
-  return it != line.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-std::optional<double> number_or_none(const json &line, const char *key) {
-  auto it = line.find(key);
-  return it != line.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
-}
-
-std::vector<std::string> strings_of(const json &line, const char *key) {
-  std::vector<std::string> out;
-  auto it = line.find(key);
-  if (it != line.end() && it->is_array()) {
-    for (const json &s : *it) {
-      if (s.is_string()) {
-        out.push_back(s.get<std::string>());
-      }
-    }
-  }
-  return out;
-}
-
-std::optional<std::pair<double, double>> interval_of(const json &line, const char *key) {
-  auto it = line.find(key);
-  if (it == line.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() ||
-      !(*it)[1].is_number()) {
-    return std::nullopt;
-  }
-  return std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
-}
 
 void apply_baseline(State &s, const json &line) {
   State fresh;

@@ -1,6 +1,7 @@
 #include "ledger/detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 #include "util/interrupt.hpp"
@@ -64,26 +65,6 @@ void clear_regressions(State &s) {
   s.recent_regressions.clear();
 }
 
-// One row of attempts.jsonl: a class's (or the traffic overall row's) change and interval.
-nlohmann::json row_json(const decide::ClassRow &row) {
-  return {
-      {"class", row.config_class},
-      {"best_us", row.best_us},
-      {"candidate_us", row.candidate_us},
-      {"change", row.change},
-      {"interval", row.has_interval ? nlohmann::json{row.low, row.high} : nlohmann::json(nullptr)},
-      {"state", decide::to_string(row.state)}};
-}
-
-// Each class's change and interval, for attempts.jsonl.
-nlohmann::json classes_json(const decide::Decision &d) {
-  nlohmann::json classes = nlohmann::json::array();
-  for (const decide::ClassRow &row : d.classes) {
-    classes.push_back(row_json(row));
-  }
-  return classes;
-}
-
 // Where a decision came from, for errors: its decision.json, or "the decision" in memory.
 std::string decision_file(const Decision &d) { return d.file.empty() ? "decision" : d.file; }
 
@@ -121,17 +102,18 @@ Recorded record_first_baseline(const Files &files, std::vector<nlohmann::json> h
                     d.overall->candidate_us, std::nullopt, std::nullopt,
                     candidate.hypothesis.empty() ? "baseline" : candidate.hypothesis});
   set_measured(s.kept.back(), measurement);
-  nlohmann::json line{{"kind", "baseline"},
-                      {"date", date},
-                      {"candidate", d.candidate},
-                      {"hash", d.hash},
-                      {"geomean_us", d.overall->candidate_us},
-                      {"measured_by", source_of(measurement)},
-                      {"target", d.target},
-                      {"kernels", kernels_of(measurement, d.target)},
-                      {"hypothesis", s.kept.back().hypothesis}};
-  line.update(measured_json(measurement));
-  commit_change(files, s, std::move(history), std::move(line));
+  Attempt line;
+  line.kind = Kind::baseline;
+  line.date = date;
+  line.candidate = d.candidate;
+  line.hash = d.hash;
+  line.geomean_us = d.overall->candidate_us;
+  line.measured_by = source_of(measurement);
+  line.target = d.target;
+  line.kernels = kernels_of(measurement, d.target);
+  line.hypothesis = s.kept.back().hypothesis;
+  line.set_measured(measurement);
+  commit_change(files, s, std::move(history), to_json(line));
   return {Outcome::recorded, "recorded baseline " + d.candidate + ": BEST is " + d.candidate, s};
 }
 
@@ -178,10 +160,10 @@ std::optional<Recorded> nothing_to_record(const Files &files, const State &s, co
   return std::nullopt;
 }
 
-// What one verdict did to the state: the user's message and the attempt's event ("" for none).
+// What one verdict did to the state: the user's message and the attempt's event.
 struct Applied {
   std::string message;
-  std::string event;
+  Event event = Event::none;
 };
 
 // A keep: the candidate becomes BEST, its row joins performance.md, the counters reset.
@@ -218,7 +200,7 @@ Applied apply_keep(State &s, const Decision &d, const spec::CandidateSpec &candi
   s.best_hash = d.hash;
   clear_regressions(s);
   s.recorded.clear();
-  return {message, ""};
+  return {message};
 }
 
 // A regression: counted (into the Stop Summary's window) unless confirmed within the threshold;
@@ -228,8 +210,7 @@ Applied apply_regression(State &s, const Decision &d, const spec::CandidateSpec 
   if (!d.counts_as_regression()) {
     // Confirmed but within the threshold: a real regression too small to count.
     return {d.candidate + " regressed within the threshold (confirmed by two side-by-side "
-                          "measurements): regression counter unchanged",
-            ""};
+                          "measurements): regression counter unchanged"};
   }
   RegressionSummary summary{date,     d.best, d.candidate, d.hash, candidate.hypothesis,
                             d.target, {},     {}};
@@ -245,14 +226,13 @@ Applied apply_regression(State &s, const Decision &d, const spec::CandidateSpec 
   }
   s.consecutive_regressions += 1;
   Applied applied{d.candidate + " regressed: " + std::to_string(s.consecutive_regressions) +
-                      " of " + std::to_string(options.max_consecutive) + " consecutive regressions",
-                  ""};
+                  " of " + std::to_string(options.max_consecutive) + " consecutive regressions"};
   if (s.consecutive_regressions >= options.max_consecutive) {
     s.stopped = true;
     s.stop_reason = std::to_string(s.consecutive_regressions) + " consecutive measured regressions";
     s.stop_date = date;
     applied.message += "; stopped";
-    applied.event = "stopped";
+    applied.event = Event::stopped;
   }
   return applied;
 }
@@ -263,14 +243,13 @@ Applied apply_incorrect(State &s, const Decision &d, const std::string &proposal
   int &attempts = s.repair_attempts[proposal];
   attempts += 1;
   Applied applied{d.candidate + " incorrect: repair attempt " + std::to_string(attempts) + " of " +
-                      std::to_string(options.max_repairs) + " for proposal " + proposal,
-                  ""};
+                  std::to_string(options.max_repairs) + " for proposal " + proposal};
   if (attempts >= options.max_repairs) {
     if (std::find(s.abandoned.begin(), s.abandoned.end(), proposal) == s.abandoned.end()) {
       s.abandoned.push_back(proposal);
     }
     applied.message += "; proposal abandoned";
-    applied.event = "abandoned";
+    applied.event = Event::abandoned;
   }
   return applied;
 }
@@ -287,13 +266,13 @@ Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &ca
   // Only a keep resets the counter: a tie, a failure or an incorrect output costs an agent
   // nothing to make, so none of them may clear the regressions before it.
   case Verdict::tie:
-    return {d.candidate + " tied with BEST: regression counter unchanged", ""};
+    return {d.candidate + " tied with BEST: regression counter unchanged"};
   case Verdict::failed:
-    return {d.candidate + " failed (no comparable measurement): regression counter unchanged", ""};
+    return {d.candidate + " failed (no comparable measurement): regression counter unchanged"};
   case Verdict::incorrect:
     return apply_incorrect(s, d, proposal, options);
   case Verdict::split:
-    return {d.candidate + " split: regression counter unchanged (" + d.split_advice + ")", ""};
+    return {d.candidate + " split: regression counter unchanged (" + d.split_advice + ")"};
   }
   return {};
 }
@@ -302,43 +281,44 @@ Applied apply_verdict(State &s, const Decision &d, const spec::CandidateSpec &ca
 // to give back the state this record writes.
 nlohmann::json attempt_json(const Decision &d, const State &s, const spec::CandidateSpec &candidate,
                             const profile::Measurement &measurement, const std::string &date,
-                            const std::string &proposal, const std::string &event,
-                            const std::string &other) {
-  nlohmann::json line{
-      {"kind", "attempt"},
-      {"date", date},
-      {"candidate", d.candidate},
-      {"hash", d.hash},
-      {"best", d.best},
-      {"best_hash", d.best_hash},
-      {"proposal", proposal},
-      {"target", d.target},
-      {"hypothesis", candidate.hypothesis},
-      {"verdict", decide::to_string(d.verdict)},
-      {"reason", d.reason},
-      {"overall_change", d.overall ? nlohmann::json(d.overall->change) : nlohmann::json(nullptr)},
-      {"overall_interval", d.overall && d.overall->has_interval
-                               ? nlohmann::json{d.overall->low, d.overall->high}
-                               : nlohmann::json(nullptr)},
-      // What decide concluded of the overall row, so that no view decides it again.
-      {"overall_state",
-       d.overall ? nlohmann::json(decide::to_string(d.overall->state)) : nlohmann::json(nullptr)},
-      {"method", decide::to_string(d.method)},
-      {"classes", classes_json(d)},
-      // The application's kernel time under the captured traffic (decide's traffic rows).
-      {"traffic", d.traffic ? row_json(d.traffic->overall) : nlohmann::json(nullptr)},
-      {"weighting", decide::to_string(d.options.weighting)},
-      {"consecutive_regressions", s.consecutive_regressions},
-      {"event", event},
-      {"geomean_us", d.overall ? nlohmann::json(d.overall->candidate_us) : nlohmann::json(nullptr)},
-      {"best_us", d.overall ? nlohmann::json(d.overall->best_us) : nlohmann::json(nullptr)},
-      {"measured_by", source_of(measurement)},
-      {"kernels", kernels_of(measurement, d.target)}};
-  line.update(measured_json(measurement));
-  if (!other.empty()) {
-    line["other_build"] = other; // recorded as asked (--allow-other-build)
+                            const std::string &proposal, Event event, const std::string &other) {
+  Attempt line;
+  line.kind = Kind::attempt;
+  line.date = date;
+  line.candidate = d.candidate;
+  line.hash = d.hash;
+  line.best = d.best;
+  line.best_hash = d.best_hash;
+  line.proposal = proposal;
+  line.target = d.target;
+  line.hypothesis = candidate.hypothesis;
+  line.verdict = d.verdict;
+  line.reason = d.reason;
+  if (d.overall) {
+    AttemptClass overall = attempt_class(*d.overall);
+    line.overall_change = overall.change;
+    line.overall_interval = overall.interval;
+    // What decide concluded of the overall row, so that no view decides it again.
+    line.overall_state = overall.state;
+    line.geomean_us = overall.candidate_us;
+    line.best_us = overall.best_us;
   }
-  return line;
+  line.method = d.method;
+  for (const decide::ClassRow &row : d.classes) {
+    line.classes.push_back(attempt_class(row));
+  }
+  // The application's kernel time under the captured traffic (decide's traffic rows).
+  if (d.traffic) {
+    line.traffic = attempt_class(d.traffic->overall);
+  }
+  line.weighting = d.options.weighting;
+  line.consecutive_regressions = s.consecutive_regressions;
+  line.event = event;
+  line.measured_by = source_of(measurement);
+  line.kernels = kernels_of(measurement, d.target);
+  line.set_measured(measurement);
+  line.other_build = other; // recorded as asked (--allow-other-build)
+  return to_json(line);
 }
 
 } // namespace
@@ -377,17 +357,12 @@ Recorded record(const Files &files, const Decision &d, const spec::CandidateSpec
 }
 
 const char *to_string(Outcome outcome) {
-  switch (outcome) {
-  case Outcome::recorded:
-    return "recorded";
-  case Outcome::duplicate:
-    return "duplicate";
-  case Outcome::candidate_is_best:
-    return "candidate_is_best";
-  case Outcome::identical:
-    return "identical";
-  }
-  return "?";
+  static constexpr std::array<util::EnumName<Outcome>, 4> kOutcomes = {
+      {{Outcome::recorded, "recorded"},
+       {Outcome::duplicate, "duplicate"},
+       {Outcome::candidate_is_best, "candidate_is_best"},
+       {Outcome::identical, "identical"}}};
+  return util::name_of(kOutcomes, outcome);
 }
 
 State stop_no_idle_gpu(const Files &files, const std::string &family, const std::string &date,
@@ -405,8 +380,11 @@ State stop_no_idle_gpu(const Files &files, const std::string &family, const std:
   s.stopped = true;
   s.stop_reason = "no idle GPU for " + std::to_string(waited_min) + " min";
   s.stop_date = date.empty() ? util::utc_now() : date;
-  commit_change(files, s, std::move(contents.attempts),
-                {{"kind", "stop"}, {"date", s.stop_date}, {"reason", s.stop_reason}});
+  Attempt stop;
+  stop.kind = Kind::stop;
+  stop.date = s.stop_date;
+  stop.reason = s.stop_reason;
+  commit_change(files, s, std::move(contents.attempts), to_json(stop));
   return s;
 }
 

@@ -1,4 +1,4 @@
-#include "ledger/ledger.hpp"
+#include "ledger/detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
 
@@ -55,21 +55,10 @@ void set_measured(KeptRow &row, const profile::Measurement &m) {
   row.configs_hash = m.configs_hash;
 }
 
-nlohmann::json measured_json(const profile::Measurement &m) {
-  return {{"build", m.build},
-          {"build_flags", m.build_flags},
-          {"configs", m.configs.size()},
-          {"configs_hash", m.configs_hash}};
-}
-
 void set_measured(KeptRow &row, const nlohmann::json &line) {
-  auto text = [&](const char *key) {
-    auto it = line.find(key);
-    return it != line.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  row.build = text("build");
-  row.build_flags = text("build_flags");
-  row.configs_hash = text("configs_hash");
+  row.build = detail::text_or(line, "build");
+  row.build_flags = detail::text_or(line, "build_flags");
+  row.configs_hash = detail::text_or(line, "configs_hash");
   auto configs = line.find("configs");
   row.configs = configs != line.end() && configs->is_number_integer() ? configs->get<int>() : 0;
 }

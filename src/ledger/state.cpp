@@ -13,14 +13,6 @@ namespace kopt::ledger {
 
 namespace {
 
-nlohmann::json array_field(const nlohmann::json &j, const char *key, const std::string &where) {
-  auto value = util::json_field<nlohmann::json>(j, key, where);
-  if (!value.is_array()) {
-    throw Error(where + ": field '" + key + "' has the wrong type");
-  }
-  return value;
-}
-
 nlohmann::json change_json(const ClassChange &c) {
   return {{"class", c.config_class},
           {"best_us", c.best_us},
@@ -33,6 +25,39 @@ ClassChange change_from_json(const nlohmann::json &j, const std::string &where) 
           util::json_field<double>(j, "best_us", where),
           util::json_field<double>(j, "candidate_us", where),
           util::json_field<double>(j, "change", where)};
+}
+
+// The string fields of state.json's records, by name: one list for its writer and its reader.
+template <typename R> util::TextFields<util::TextOf<R>> summary_texts(R &r) {
+  return {{"date", &r.date},
+          {"best", &r.best},
+          {"candidate", &r.candidate},
+          {"hash", &r.hash},
+          {"hypothesis", &r.hypothesis},
+          {"target", &r.target}};
+}
+
+template <typename R> util::TextFields<util::TextOf<R>> kept_texts(R &k) {
+  return {{"date", &k.date},
+          {"candidate", &k.candidate},
+          {"hash", &k.hash},
+          {"status", &k.status},
+          {"target", &k.target},
+          {"measured_by", &k.measured_by},
+          {"hypothesis", &k.hypothesis}};
+}
+
+// Written since kept rows name what they measured; older rows lack them.
+template <typename R> util::TextFields<util::TextOf<R>> kept_build_texts(R &k) {
+  return {{"build", &k.build}, {"build_flags", &k.build_flags}, {"configs_hash", &k.configs_hash}};
+}
+
+template <typename R> util::TextFields<util::TextOf<R>> state_texts(R &s) {
+  return {{"family", &s.family},
+          {"best", &s.best},
+          {"best_hash", &s.best_hash},
+          {"stop_reason", &s.stop_reason},
+          {"stop_date", &s.stop_date}};
 }
 
 // The ways out of a state.json lost beside a history: it is never started over silently.
@@ -103,125 +128,91 @@ nlohmann::json to_json(const State &s) {
     for (const ClassChange &c : r.classes) {
       classes.push_back(change_json(c));
     }
-    recent.push_back({{"date", r.date},
-                      {"best", r.best},
-                      {"candidate", r.candidate},
-                      {"hash", r.hash},
-                      {"hypothesis", r.hypothesis},
-                      {"target", r.target},
-                      {"classes", classes},
-                      {"overall", change_json(r.overall)}});
+    nlohmann::json summary{{"classes", classes}, {"overall", change_json(r.overall)}};
+    util::put_texts(summary, summary_texts(r));
+    recent.push_back(std::move(summary));
   }
   nlohmann::json kept = nlohmann::json::array();
   for (const KeptRow &k : s.kept) {
-    kept.push_back({{"date", k.date},
-                    {"candidate", k.candidate},
-                    {"hash", k.hash},
-                    {"status", k.status},
-                    {"target", k.target},
-                    {"kernels", k.kernels},
-                    {"measured_by", k.measured_by},
-                    {"geomean_us", k.geomean_us},
-                    {"change", k.change ? nlohmann::json(*k.change) : nlohmann::json(nullptr)},
-                    {"interval", k.interval ? nlohmann::json{k.interval->first, k.interval->second}
-                                            : nlohmann::json(nullptr)},
-                    {"hypothesis", k.hypothesis},
-                    {"build", k.build},
-                    {"build_flags", k.build_flags},
-                    {"configs", k.configs},
-                    {"configs_hash", k.configs_hash}});
+    nlohmann::json row{{"kernels", k.kernels},
+                       {"geomean_us", k.geomean_us},
+                       {"change", k.change ? nlohmann::json(*k.change) : nlohmann::json(nullptr)},
+                       {"interval", interval_json(k.interval)},
+                       {"configs", k.configs}};
+    util::put_texts(row, kept_texts(k));
+    util::put_texts(row, kept_build_texts(k));
+    kept.push_back(std::move(row));
   }
   nlohmann::json recorded = nlohmann::json::array();
   for (const RecordedAttempt &a : s.recorded) {
     recorded.push_back({{"candidate", a.candidate}, {"hash", a.hash}, {"verdict", a.verdict}});
   }
-  return {{"family", s.family},
-          {"best", s.best},
-          {"best_hash", s.best_hash},
-          {"consecutive_regressions", s.consecutive_regressions},
-          {"recent_regressions", recent},
-          {"repair_attempts", s.repair_attempts},
-          {"abandoned", s.abandoned},
-          {"stopped", s.stopped},
-          {"stop_reason", s.stop_reason},
-          {"stop_date", s.stop_date},
-          {"kept", kept},
-          {"recorded", recorded}};
+  nlohmann::json j{{"consecutive_regressions", s.consecutive_regressions},
+                   {"recent_regressions", recent},
+                   {"repair_attempts", s.repair_attempts},
+                   {"abandoned", s.abandoned},
+                   {"stopped", s.stopped},
+                   {"kept", kept},
+                   {"recorded", recorded}};
+  util::put_texts(j, state_texts(s));
+  return j;
 }
+
+namespace {
+
+RegressionSummary summary_from_json(const nlohmann::json &r, const std::string &where) {
+  RegressionSummary summary;
+  util::get_texts(r, summary_texts(summary), where);
+  summary.classes = util::json_items(r, "classes", where, change_from_json);
+  summary.overall =
+      change_from_json(util::json_field<nlohmann::json>(r, "overall", where), where + ": overall");
+  return summary;
+}
+
+KeptRow kept_from_json(const nlohmann::json &k, const std::string &where) {
+  KeptRow row;
+  util::get_texts(k, kept_texts(row), where);
+  util::get_texts(k, kept_build_texts(row), where, "");
+  row.kernels = util::json_field<std::vector<std::string>>(k, "kernels", where);
+  row.geomean_us = util::json_field<double>(k, "geomean_us", where);
+  auto change = util::json_field<nlohmann::json>(k, "change", where);
+  if (!change.is_null()) {
+    row.change = util::json_field<double>(k, "change", where);
+  }
+  auto interval = util::json_field_or<nlohmann::json>(k, "interval", nullptr, where);
+  if (!interval.is_null()) {
+    auto bounds = util::json_field<std::vector<double>>(k, "interval", where);
+    if (bounds.size() != 2) {
+      throw Error(where + ": interval: expected [low, high], got " + util::dump_json(interval, -1));
+    }
+    row.interval = std::pair{bounds[0], bounds[1]};
+  }
+  row.configs = static_cast<int>(util::json_int_in_or(k, "configs", 0, INT32_MAX, 0, where));
+  return row;
+}
+
+} // namespace
 
 State state_from_json(const nlohmann::json &j, const std::string &source) {
   State s;
-  s.family = util::json_field<std::string>(j, "family", source);
-  s.best = util::json_field<std::string>(j, "best", source);
-  s.best_hash = util::json_field<std::string>(j, "best_hash", source);
+  util::get_texts(j, state_texts(s), source);
   s.consecutive_regressions =
       static_cast<int>(util::json_int_in(j, "consecutive_regressions", 0, 1000000, source));
-  auto recent = array_field(j, "recent_regressions", source);
-  for (size_t i = 0; i < recent.size(); ++i) {
-    std::string where = source + ": recent_regressions[" + std::to_string(i) + "]";
-    const auto &r = recent[i];
-    RegressionSummary summary;
-    summary.date = util::json_field<std::string>(r, "date", where);
-    summary.best = util::json_field<std::string>(r, "best", where);
-    summary.candidate = util::json_field<std::string>(r, "candidate", where);
-    summary.hash = util::json_field<std::string>(r, "hash", where);
-    summary.hypothesis = util::json_field<std::string>(r, "hypothesis", where);
-    summary.target = util::json_field<std::string>(r, "target", where);
-    auto classes = array_field(r, "classes", where);
-    for (size_t k = 0; k < classes.size(); ++k) {
-      summary.classes.push_back(
-          change_from_json(classes[k], where + ": classes[" + std::to_string(k) + "]"));
-    }
-    summary.overall = change_from_json(util::json_field<nlohmann::json>(r, "overall", where),
-                                       where + ": overall");
-    s.recent_regressions.push_back(std::move(summary));
-  }
+  s.recent_regressions = util::json_items(j, "recent_regressions", source, summary_from_json);
   s.repair_attempts = util::json_field<std::map<std::string, int>>(j, "repair_attempts", source);
   s.abandoned = util::json_field<std::vector<std::string>>(j, "abandoned", source);
   s.stopped = util::json_field<bool>(j, "stopped", source);
-  s.stop_reason = util::json_field<std::string>(j, "stop_reason", source);
-  s.stop_date = util::json_field<std::string>(j, "stop_date", source);
-  auto kept = array_field(j, "kept", source);
-  for (size_t i = 0; i < kept.size(); ++i) {
-    std::string where = source + ": kept[" + std::to_string(i) + "]";
-    const auto &k = kept[i];
-    KeptRow row;
-    row.date = util::json_field<std::string>(k, "date", where);
-    row.candidate = util::json_field<std::string>(k, "candidate", where);
-    row.hash = util::json_field<std::string>(k, "hash", where);
-    row.status = util::json_field<std::string>(k, "status", where);
-    row.target = util::json_field<std::string>(k, "target", where);
-    row.kernels = util::json_field<std::vector<std::string>>(k, "kernels", where);
-    row.measured_by = util::json_field<std::string>(k, "measured_by", where);
-    row.geomean_us = util::json_field<double>(k, "geomean_us", where);
-    auto change = util::json_field<nlohmann::json>(k, "change", where);
-    if (!change.is_null()) {
-      row.change = util::json_field<double>(k, "change", where);
-    }
-    row.hypothesis = util::json_field<std::string>(k, "hypothesis", where);
-    auto interval = util::json_field_or<nlohmann::json>(k, "interval", nullptr, where);
-    if (!interval.is_null()) {
-      auto bounds = util::json_field<std::vector<double>>(k, "interval", where);
-      if (bounds.size() != 2) {
-        throw Error(where + ": interval: expected [low, high], got " +
-                    util::dump_json(interval, -1));
-      }
-      row.interval = std::pair{bounds[0], bounds[1]};
-    }
-    // Written since kept rows name what they measured; older rows lack them.
-    row.build = util::json_field_or<std::string>(k, "build", "", where);
-    row.build_flags = util::json_field_or<std::string>(k, "build_flags", "", where);
-    row.configs = static_cast<int>(util::json_int_in_or(k, "configs", 0, INT32_MAX, 0, where));
-    row.configs_hash = util::json_field_or<std::string>(k, "configs_hash", "", where);
-    s.kept.push_back(std::move(row));
-  }
-  auto recorded = array_field(j, "recorded", source);
-  for (size_t i = 0; i < recorded.size(); ++i) {
-    std::string where = source + ": recorded[" + std::to_string(i) + "]";
-    s.recorded.push_back({util::json_field<std::string>(recorded[i], "candidate", where),
-                          util::json_field<std::string>(recorded[i], "hash", where),
-                          util::json_field<std::string>(recorded[i], "verdict", where)});
-  }
+  s.kept = util::json_items(j, "kept", source, kept_from_json);
+  s.recorded = util::json_items(j, "recorded", source,
+                                [](const nlohmann::json &a, const std::string &where) {
+                                  RecordedAttempt recorded;
+                                  util::get_texts(a,
+                                                  {{"candidate", &recorded.candidate},
+                                                   {"hash", &recorded.hash},
+                                                   {"verdict", &recorded.verdict}},
+                                                  where);
+                                  return recorded;
+                                });
   return s;
 }
 

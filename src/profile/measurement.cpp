@@ -1,5 +1,6 @@
 #include "profile/measurement.hpp"
 
+#include "util/enum_names.hpp"
 #include "util/error.hpp"
 #include "util/json_file.hpp"
 #include "util/stats.hpp"
@@ -127,30 +128,41 @@ std::string stale_reason(const Conditions &then, const Conditions &now) {
   return "";
 }
 
-const char *to_string(Source source) {
-  switch (source) {
-  case Source::chrono:
-    return "chrono";
-  case Source::events:
-    return "events";
-  case Source::ncu:
-    return "ncu";
-  case Source::rocprofv3:
-    return "rocprofv3";
-  case Source::cupti:
-    return "cupti";
-  }
-  return "?";
+namespace {
+
+constexpr std::array<util::EnumName<Source>, 5> kSources = {{{Source::chrono, "chrono"},
+                                                             {Source::events, "events"},
+                                                             {Source::ncu, "ncu"},
+                                                             {Source::rocprofv3, "rocprofv3"},
+                                                             {Source::cupti, "cupti"}}};
+
+// measurement.json's string fields by name: one list for its writer and its reader.
+template <typename M> util::TextFields<util::TextOf<M>> required_texts(M &m) {
+  return {{"family", &m.family}, {"candidate", &m.candidate}, {"hash", &m.hash},
+          {"status", &m.status}, {"reason", &m.reason},       {"device", &m.device},
+          {"date", &m.date}};
 }
 
+// Written since samples were kept; older measurements lack them and still load.
+template <typename M> util::TextFields<util::TextOf<M>> later_texts(M &m) {
+  return {{"driver", &m.driver},
+          {"clocks", &m.clocks},
+          {"build", &m.build},
+          {"build_flags", &m.build_flags},
+          {"configs_hash", &m.configs_hash},
+          {"golden", &m.golden},
+          {"harness_source", &m.harness_source},
+          {"paired_best", &m.paired_best},
+          {"paired_best_hash", &m.paired_best_hash},
+          {"arrangement", &m.arrangement}};
+}
+
+} // namespace
+
+const char *to_string(Source source) { return util::name_of(kSources, source); }
+
 Source parse_source(const std::string &text, const std::string &where) {
-  for (Source s : {Source::chrono, Source::events, Source::ncu, Source::rocprofv3, Source::cupti}) {
-    if (text == to_string(s)) {
-      return s;
-    }
-  }
-  throw Error(where + ": expected one of chrono, events, ncu, rocprofv3, cupti, got '" + text +
-              "'");
+  return util::parse_name(kSources, text, where);
 }
 
 nlohmann::json to_json(const Measurement &m) {
@@ -174,56 +186,26 @@ nlohmann::json to_json(const Measurement &m) {
     }
     configs.push_back(std::move(row));
   }
-  return {{"family", m.family},
-          {"candidate", m.candidate},
-          {"hash", m.hash},
-          {"status", m.status},
-          {"reason", m.reason},
-          {"measured_by", to_string(m.measured_by)},
-          {"profiled", m.profiled},
-          {"device", m.device},
-          {"driver", m.driver},
-          {"clocks", m.clocks},
-          {"date", m.date},
-          {"build", m.build},
-          {"build_flags", m.build_flags},
-          {"configs_hash", m.configs_hash},
-          {"golden", m.golden},
-          {"harness_source", m.harness_source},
-          {"warmup", m.warmup},
-          {"repeat", m.repeat},
-          {"paired_best", m.paired_best},
-          {"paired_best_hash", m.paired_best_hash},
-          {"arrangement", m.arrangement},
-          {"config_columns", m.config_columns},
-          {"configs", configs}};
+  nlohmann::json j{{"measured_by", to_string(m.measured_by)},
+                   {"profiled", m.profiled},
+                   {"warmup", m.warmup},
+                   {"repeat", m.repeat},
+                   {"config_columns", m.config_columns},
+                   {"configs", configs}};
+  util::put_texts(j, required_texts(m));
+  util::put_texts(j, later_texts(m));
+  return j;
 }
 
 Measurement measurement_from_json(const nlohmann::json &j, const std::string &source) {
   Measurement m;
-  m.family = util::json_field<std::string>(j, "family", source);
-  m.candidate = util::json_field<std::string>(j, "candidate", source);
-  m.hash = util::json_field<std::string>(j, "hash", source);
-  m.status = util::json_field<std::string>(j, "status", source);
-  m.reason = util::json_field<std::string>(j, "reason", source);
+  util::get_texts(j, required_texts(m), source);
   m.measured_by = parse_source(util::json_field<std::string>(j, "measured_by", source),
                                source + ": measured_by");
   m.profiled = util::json_field<bool>(j, "profiled", source);
-  m.device = util::json_field<std::string>(j, "device", source);
-  m.date = util::json_field<std::string>(j, "date", source);
-  // Written since samples were kept; older measurements lack them and still load.
-  m.driver = util::json_field_or<std::string>(j, "driver", "", source);
-  m.clocks = util::json_field_or<std::string>(j, "clocks", "", source);
-  m.build = util::json_field_or<std::string>(j, "build", "", source);
-  m.build_flags = util::json_field_or<std::string>(j, "build_flags", "", source);
-  m.configs_hash = util::json_field_or<std::string>(j, "configs_hash", "", source);
-  m.golden = util::json_field_or<std::string>(j, "golden", "", source);
-  m.harness_source = util::json_field_or<std::string>(j, "harness_source", "", source);
+  util::get_texts(j, later_texts(m), source, "");
   m.warmup = static_cast<int>(util::json_int_in_or(j, "warmup", 0, 1000000, 0, source));
   m.repeat = static_cast<int>(util::json_int_in_or(j, "repeat", 0, 1000000, 0, source));
-  m.paired_best = util::json_field_or<std::string>(j, "paired_best", "", source);
-  m.paired_best_hash = util::json_field_or<std::string>(j, "paired_best_hash", "", source);
-  m.arrangement = util::json_field_or<std::string>(j, "arrangement", "", source);
   if (!m.arrangement.empty() && m.arrangement != "best-first" &&
       m.arrangement != "candidate-first") {
     throw Error(source +

@@ -22,10 +22,6 @@ std::string power_tick(double value) {
   return num(value, 4);
 }
 
-std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? " [" + percent(interval->first) + ", " + percent(interval->second) + "]" : "";
-}
-
 std::string verdict_colour(const std::string &verdict) {
   static const std::map<std::string, std::string> colours = {
       {"keep", "#1a9850"},     {"regression", "#d73027"}, {"tie", "#7f7f7f"},

@@ -21,8 +21,10 @@ std::string seconds_tick(double value);
 /// A tick of a power-of-two axis: "4Ki", "2Mi", else the number.
 std::string power_tick(double value);
 
-/// " [-12.0%, -8.0%]" after a change, or "" when it has no interval.
-std::string interval_text(const std::optional<std::pair<double, double>> &interval);
+/// " [-12%, -8.0%]" after a change (percent's digits), or "" when it has no interval.
+inline std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
+  return decide::interval_after(interval, decide::Digits::compact);
+}
 
 /// The colour of a verdict or a change's state (keep, regression, better, ...); grey for others.
 std::string verdict_colour(const std::string &verdict);

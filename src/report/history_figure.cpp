@@ -13,8 +13,6 @@ namespace {
 
 using namespace detail;
 
-std::string verdict_of(const Attempt &a) { return a.kind == "baseline" ? "baseline" : a.verdict; }
-
 // A marker centred at (x, y) as a path: a diamond (baseline), a triangle (incorrect), a cross
 // (failed, drawn as a stroke), else a square.
 struct Marker {
@@ -57,11 +55,11 @@ std::vector<std::string> attempt_labels(const std::vector<const Attempt *> &show
 }
 
 // One table cell of a change: the change coloured by its state, the state, the interval under.
-std::string change_cell(double change, const std::optional<std::pair<double, double>> &interval,
-                        const std::string &state) {
-  return "<td><b style=\"color:" + verdict_colour(state) + "\">" + escape(percent(change)) +
-         "</b> " + escape(state) +
-         (interval ? "<br><small>" + escape(interval_text(interval).substr(1)) + "</small>" : "") +
+std::string change_cell(const ClassChange &c) {
+  return "<td><b style=\"color:" + verdict_colour(c.state) + "\">" + escape(percent(c.change)) +
+         "</b> " + escape(c.state) +
+         (c.interval ? "<br><small>" + escape(interval_text(c.interval).substr(1)) + "</small>"
+                     : "") +
          "</td>";
 }
 
@@ -80,15 +78,17 @@ std::string date_cell(const std::string &date) {
 // An event's row in the history table (a rebase, a land, a stop), across the columns after the
 // date: what happened, in the order recorded.
 std::string event_row(const Attempt &e, size_t columns) {
-  return "<tr class=\"event\" data-event=\"" + escape(e.kind) + "\"><td></td><td>" +
-         date_cell(e.date) + "</td><td colspan=\"" + std::to_string(columns - 2) + "\"><b>" +
-         escape(e.kind == "stop" ? "stopped: " + e.verdict : e.verdict) + "</b></td></tr>\n";
+  return "<tr class=\"event\" data-event=\"" + escape(ledger::to_string(e.kind)) +
+         "\"><td></td><td>" + date_cell(e.date) + "</td><td colspan=\"" +
+         std::to_string(columns - 2) + "\"><b>" +
+         escape(e.kind == ledger::Kind::stop ? "stopped: " + verdict_of(e) : verdict_of(e)) +
+         "</b></td></tr>\n";
 }
 
 // The one line a failed or incorrect attempt's verdict cell carries under the verdict: the
 // reason's first line, cut at 160 characters (the whole reason is the cell's title).
 std::string reason_line(const Attempt &a) {
-  if (a.kind != "attempt" || !a.classes.empty() || a.reason.empty()) {
+  if (a.kind != ledger::Kind::attempt || !a.classes.empty() || a.reason.empty()) {
     return "";
   }
   std::string line = a.reason.substr(0, a.reason.find('\n'));
@@ -134,23 +134,20 @@ std::string history_table(const std::vector<const Attempt *> &shown,
              escape(verdict_of(a)) + reason_line(a) + "</td>";
     for (const std::string &name : classes) {
       auto c = std::find_if(a.classes.begin(), a.classes.end(),
-                            [&](const ClassChange &cc) { return cc.config_class == name; });
-      table += c == a.classes.end() ? "<td>-</td>" : change_cell(c->change, c->interval, c->state);
+                            [&](const auto &cc) { return cc.config_class == name; });
+      table += c == a.classes.end() ? "<td>-</td>" : change_cell(change_of(*c));
     }
     table += a.overall_change
-                 ? change_cell(*a.overall_change, a.overall_interval,
-                               a.overall_state.empty()
-                                   ? change_state(*a.overall_change, a.overall_interval, threshold)
-                                   : a.overall_state)
+                 ? change_cell({"overall", *a.overall_change, a.overall_interval,
+                                a.overall_state ? decide::to_string(*a.overall_state)
+                                                : change_state(*a.overall_change,
+                                                               a.overall_interval, threshold)})
                  : "<td>-</td>";
     if (traffic) {
-      table += a.traffic ? change_cell(a.traffic->change, a.traffic->interval, a.traffic->state)
-                         : "<td>-</td>";
+      table += a.traffic ? change_cell(change_of(*a.traffic)) : "<td>-</td>";
     }
     if (application) {
-      std::string cell = a.application ? change_cell(a.application->change, a.application->interval,
-                                                     a.application->state)
-                                       : "<td>-</td>";
+      std::string cell = a.application ? change_cell(*a.application) : "<td>-</td>";
       if (a.predicted) {
         cell.insert(cell.size() - 5, "<br><small>predicted " + percent(*a.predicted) + "</small>");
       }
@@ -211,7 +208,7 @@ void history_column(Svg &svg, const Scale &y, const Attempt &a, const std::strin
   double centre = x0 + band / 2;
   std::string verdict = verdict_of(a);
   std::string colour = verdict_colour(verdict);
-  if (a.kind == "baseline") {
+  if (a.kind == ledger::Kind::baseline) {
     Marker m = marker("baseline", centre, y(1), colour);
     svg.shape(m.d, m.fill,
               "baseline " + label +
@@ -223,7 +220,7 @@ void history_column(Svg &svg, const Scale &y, const Attempt &a, const std::strin
     svg.shape(m.d, m.fill, label + " (" + verdict + "): no class compared -- " + a.hypothesis,
               m.extra);
   }
-  for (const ClassChange &c : a.classes) {
+  for (const ledger::AttemptClass &c : a.classes) {
     auto k = std::find(classes.begin(), classes.end(), c.config_class) - classes.begin();
     double x = x0 + band * (static_cast<double>(k) + 1) / static_cast<double>(classes.size() + 1);
     if (c.interval) {
@@ -260,14 +257,14 @@ void history_events(Svg &svg, const std::vector<std::pair<size_t, const Attempt 
     double x = left + band * static_cast<double>(at) + (at == 0 ? 2 : 0);
     int k = stacked[at]++;
     svg.line(x, top - 18, x, bottom, "#7a7a7a", "stroke-dasharray=\"6 3\" stroke-width=\"1.5\"");
-    std::string what = e->kind == "land"     ? "landed " + e->candidate
-                       : e->kind == "rebase" ? "rebased " + e->best
-                                             : "stopped";
+    std::string what = e->kind == ledger::Kind::land     ? "landed " + e->candidate
+                       : e->kind == ledger::Kind::rebase ? "rebased " + e->best
+                                                         : "stopped";
     // After the last attempt the line is the plot's right edge: its label goes to its left.
     bool last = at > 0 && x >= kHistoryRight - 1;
-    svg.text(last ? x - 4 : x + 4, top - 6 + 13.0 * k, what, e->verdict,
+    svg.text(last ? x - 4 : x + 4, top - 6 + 13.0 * k, what, verdict_of(*e),
              std::string(last ? "text-anchor=\"end\" " : "") + "class=\"note\" data-event=\"" +
-                 escape(e->kind) + "\"");
+                 escape(ledger::to_string(e->kind)) + "\"");
   }
 }
 
@@ -287,15 +284,15 @@ std::optional<Figure> history_figure(const std::vector<Attempt> &attempts, doubl
       continue;
     }
     shown.push_back(&a);
-    if (a.kind == "attempt" && a.classes.empty() &&
-        std::find(lanes.begin(), lanes.end(), a.verdict) == lanes.end()) {
-      lanes.push_back(a.verdict);
+    if (a.kind == ledger::Kind::attempt && a.classes.empty() &&
+        std::find(lanes.begin(), lanes.end(), verdict_of(a)) == lanes.end()) {
+      lanes.push_back(verdict_of(a));
     }
-    for (const ClassChange &c : a.classes) {
+    for (const ledger::AttemptClass &c : a.classes) {
       if (std::find(classes.begin(), classes.end(), c.config_class) == classes.end()) {
         classes.push_back(c.config_class);
       }
-      changes.push_back(c);
+      changes.push_back(change_of(c));
     }
   }
   if (shown.empty()) {

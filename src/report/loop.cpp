@@ -1,6 +1,7 @@
 #include "report/loop.hpp"
 
 #include "decide/decide.hpp"
+#include "decide/format.hpp"
 #include "ledger/ledger.hpp"
 #include "profile/freshness.hpp"
 #include "profile/measurement.hpp"
@@ -9,7 +10,6 @@
 #include "util/text.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 namespace kopt::report {
 
@@ -36,7 +36,7 @@ void set_measured(CandidateRow &row, const spec::Family &family, const spec::Lay
   }
 }
 
-std::string verdict_of(const spec::Layout &layout, const std::string &id) {
+std::string decision_verdict(const spec::Layout &layout, const std::string &id) {
   if (!fs::exists(layout.decision(id))) {
     return "";
   }
@@ -65,8 +65,8 @@ std::string recorded_state(const std::optional<ledger::State> &state,
   }
   std::string verdict;
   for (const Attempt &a : attempts) {
-    if (a.kind == "attempt" && a.candidate == id && (hash.empty() || a.hash == hash)) {
-      verdict = a.verdict;
+    if (a.kind == ledger::Kind::attempt && a.candidate == id && (hash.empty() || a.hash == hash)) {
+      verdict = verdict_of(a);
     }
   }
   return verdict;
@@ -90,94 +90,38 @@ bool changed_since_kept(const std::optional<ledger::State> &state, const std::st
   return false;
 }
 
-std::optional<std::pair<double, double>> interval_of(const nlohmann::json &j) {
-  if (j.is_array() && j.size() == 2 && j[0].is_number() && j[1].is_number()) {
-    return std::make_pair(j[0].get<double>(), j[1].get<double>());
-  }
-  return std::nullopt;
-}
-
-std::string text_of(const nlohmann::json &j, const char *key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
-std::optional<double> number_of(const nlohmann::json &j, const char *key) {
-  if (j.contains(key) && j[key].is_number()) {
-    return j[key].get<double>();
-  }
-  return std::nullopt;
-}
-
-Attempt attempt_from_json(const nlohmann::json &j, int line) {
-  Attempt a;
-  a.line = line;
-  a.kind = text_of(j, "kind");
-  a.date = text_of(j, "date");
-  a.candidate = text_of(j, "candidate");
-  a.hash = text_of(j, "hash");
-  a.best = text_of(j, "best");
-  a.target = text_of(j, "target");
-  a.hypothesis = text_of(j, "hypothesis");
-  a.verdict = a.kind == "attempt" ? text_of(j, "verdict")
-              : a.kind == "stop"  ? text_of(j, "reason")
-              : a.kind == "rebase"
-                  ? "rebased BEST " + a.best + " (hash " + text_of(j, "from_hash").substr(0, 8) +
-                        " -> " + a.hash.substr(0, 8) + "): " + text_of(j, "reason")
-              : a.kind == "land" ? "landed " + a.candidate + ": " + text_of(j, "reason")
-                                 : a.kind;
-  a.reason = text_of(j, "reason");
-  a.overall_change = number_of(j, "overall_change");
-  a.overall_interval = interval_of(j.value("overall_interval", nlohmann::json()));
-  a.overall_state = text_of(j, "overall_state");
-  if (j.contains("traffic") && j["traffic"].is_object()) {
-    const nlohmann::json &t = j["traffic"];
-    a.traffic =
-        ClassChange{"traffic", number_of(t, "change").value_or(0),
-                    interval_of(t.value("interval", nlohmann::json())), text_of(t, "state")};
-  }
-  a.weighting = text_of(j, "weighting");
-  a.geomean_us = number_of(j, "geomean_us");
-  a.event = text_of(j, "event");
-  if (j.contains("classes") && j["classes"].is_array()) {
-    for (const auto &c : j["classes"]) {
-      ClassChange change;
-      change.config_class = text_of(c, "class");
-      change.change = number_of(c, "change").value_or(0);
-      change.interval = interval_of(c.value("interval", nlohmann::json()));
-      change.state = text_of(c, "state");
-      a.classes.push_back(change);
-    }
-  }
-  return a;
-}
-
-std::string percent(double change) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(2);
-  out << (change >= 0 ? "+" : "") << 100 * change << "%";
-  return out.str();
-}
-
-std::string interval_text(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? " [" + percent(interval->first) + ", " + percent(interval->second) + "]" : "";
-}
-
-nlohmann::json interval_json(const std::optional<std::pair<double, double>> &interval) {
-  return interval ? nlohmann::json{interval->first, interval->second} : nlohmann::json(nullptr);
-}
-
 std::string pad(const std::string &text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
 } // namespace
 
+ClassChange change_of(const ledger::AttemptClass &row) {
+  return {row.config_class, row.change, row.interval,
+          row.state ? decide::to_string(*row.state) : ""};
+}
+
+std::string verdict_of(const ledger::Attempt &a) {
+  switch (a.kind) {
+  case ledger::Kind::baseline:
+    return "baseline";
+  case ledger::Kind::attempt:
+    return a.verdict ? decide::to_string(*a.verdict) : "";
+  case ledger::Kind::rebase:
+    return "rebased BEST " + a.best + " (hash " + a.from_hash.substr(0, 8) + " -> " +
+           a.hash.substr(0, 8) + "): " + a.reason;
+  case ledger::Kind::land:
+    return "landed " + a.candidate + ": " + a.reason;
+  case ledger::Kind::stop:
+    return a.reason;
+  }
+  return "";
+}
+
 std::vector<Attempt> read_attempts(const fs::path &file) {
   std::vector<Attempt> attempts;
-  int line = 0;
-  for (const nlohmann::json &j : ledger::read_attempts(file)) {
-    attempts.push_back(attempt_from_json(j, ++line));
+  for (ledger::Attempt &a : ledger::read_attempt_records(file)) {
+    attempts.push_back(Attempt{std::move(a), std::nullopt, std::nullopt});
   }
   return attempts;
 }
@@ -200,7 +144,7 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
     }
     row.built = fs::exists(layout.harness(row.id));
     set_measured(row, family, layout);
-    row.verdict = verdict_of(layout, row.id);
+    row.verdict = decision_verdict(layout, row.id);
     row.recorded = recorded_state(state, attempts, row.id, row.hash);
     row.changed = changed_since_kept(state, row.id, row.hash);
     rows.push_back(row);
@@ -211,17 +155,17 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
 nlohmann::json to_json(const std::vector<CandidateRow> &rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const CandidateRow &r : rows) {
-    out.push_back({{"id", r.id},
-                   {"base", r.base},
-                   {"hash", r.hash},
-                   {"hypothesis", r.hypothesis},
-                   {"built", r.built},
-                   {"measured", r.measured},
-                   {"stale", r.stale},
-                   {"verdict", r.verdict},
-                   {"recorded", r.recorded},
-                   {"changed", r.changed},
-                   {"problem", r.problem}});
+    nlohmann::json row{{"built", r.built}, {"changed", r.changed}};
+    util::put_texts(row, {{"id", &r.id},
+                          {"base", &r.base},
+                          {"hash", &r.hash},
+                          {"hypothesis", &r.hypothesis},
+                          {"measured", &r.measured},
+                          {"stale", &r.stale},
+                          {"verdict", &r.verdict},
+                          {"recorded", &r.recorded},
+                          {"problem", &r.problem}});
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -257,31 +201,30 @@ std::string format_candidates(const std::vector<CandidateRow> &rows) {
 }
 
 nlohmann::json to_json(const std::vector<Attempt> &attempts) {
+  auto number = [](const std::optional<double> &value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
   nlohmann::json out = nlohmann::json::array();
   for (const Attempt &a : attempts) {
     nlohmann::json classes = nlohmann::json::array();
-    for (const ClassChange &c : a.classes) {
-      classes.push_back({{"class", c.config_class},
-                         {"change", c.change},
-                         {"interval", interval_json(c.interval)},
-                         {"state", c.state}});
+    for (const ledger::AttemptClass &c : a.classes) {
+      classes.push_back(ledger::to_json(c, ledger::RowShape::log));
     }
-    out.push_back(
-        {{"line", a.line},
-         {"kind", a.kind},
-         {"date", a.date},
-         {"candidate", a.candidate},
-         {"hash", a.hash},
-         {"best", a.best},
-         {"target", a.target},
-         {"hypothesis", a.hypothesis},
-         {"verdict", a.verdict},
-         {"overall_change",
-          a.overall_change ? nlohmann::json(*a.overall_change) : nlohmann::json(nullptr)},
-         {"overall_interval", interval_json(a.overall_interval)},
-         {"geomean_us", a.geomean_us ? nlohmann::json(*a.geomean_us) : nlohmann::json(nullptr)},
-         {"event", a.event},
-         {"classes", classes}});
+    nlohmann::json line{{"line", a.line},
+                        {"kind", ledger::to_string(a.kind)},
+                        {"verdict", verdict_of(a)},
+                        {"overall_change", number(a.overall_change)},
+                        {"overall_interval", ledger::interval_json(a.overall_interval)},
+                        {"geomean_us", number(a.geomean_us)},
+                        {"event", ledger::to_string(a.event)},
+                        {"classes", classes}};
+    util::put_texts(line, {{"date", &a.date},
+                           {"candidate", &a.candidate},
+                           {"hash", &a.hash},
+                           {"best", &a.best},
+                           {"target", &a.target},
+                           {"hypothesis", &a.hypothesis}});
+    out.push_back(std::move(line));
   }
   return out;
 }
@@ -289,24 +232,27 @@ nlohmann::json to_json(const std::vector<Attempt> &attempts) {
 std::string format_attempts(const std::vector<Attempt> &attempts) {
   std::string text;
   for (const Attempt &a : attempts) {
+    std::string verdict = verdict_of(a);
     if (a.is_event()) {
-      text += a.date + "  " + (a.kind == "stop" ? "stopped: " : "") + a.verdict + "\n";
+      text += a.date + "  " + (a.kind == ledger::Kind::stop ? "stopped: " : "") + verdict + "\n";
       continue;
     }
-    std::string line = a.date + "  " + pad(a.candidate, 4) + pad(a.verdict, 12);
-    if (a.kind == "baseline") {
+    std::string line = a.date + "  " + pad(a.candidate, 4) + pad(verdict, 12);
+    if (a.kind == ledger::Kind::baseline) {
       line += a.geomean_us ? "geomean " + util::format_number(*a.geomean_us, 5) + " us" : "";
     } else {
       line += "vs BEST " + a.best;
       if (a.overall_change) {
-        line += ": overall " + percent(*a.overall_change) + interval_text(a.overall_interval);
+        line += ": overall " + decide::format_change(*a.overall_change) +
+                decide::interval_after(a.overall_interval);
       }
-      line += a.event.empty() ? "" : " (" + a.event + ")";
+      line += a.event == ledger::Event::none ? "" : " (" + std::string(to_string(a.event)) + ")";
     }
     text += line + (a.hypothesis.empty() ? "" : "  -- " + a.hypothesis) + "\n";
-    for (const ClassChange &c : a.classes) {
-      text += "      " + c.config_class + " " + percent(c.change) + interval_text(c.interval) +
-              (c.state.empty() ? "" : " " + c.state) + "\n";
+    for (const ledger::AttemptClass &c : a.classes) {
+      text += "      " + c.config_class + " " + decide::format_change(c.change) +
+              decide::interval_after(c.interval) +
+              (c.state ? " " + std::string(decide::to_string(*c.state)) : "") + "\n";
     }
   }
   return text;

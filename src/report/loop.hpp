@@ -1,6 +1,7 @@
 #pragma once
 
 #include "candidate/candidate.hpp"
+#include "ledger/attempt.hpp"
 #include "spec/family.hpp"
 #include "spec/layout.hpp"
 
@@ -36,7 +37,7 @@ std::vector<CandidateRow> list_candidates(const spec::Family &family,
                                           const candidate::CandidateSet &candidates,
                                           const spec::Layout &layout);
 
-/// One class's change in a decided attempt.
+/// One class's change as the report shows it (a decided row, an attempt's, an application A/B).
 struct ClassChange {
   std::string config_class;
   double change = 0;                                 ///< candidate / BEST - 1
@@ -44,39 +45,28 @@ struct ClassChange {
   std::string state;                                 ///< better, worse, tie, pending
 };
 
-/// One line of attempts.jsonl: a baseline, an attempt, or an event (a rebase, a land, a stop).
-struct Attempt {
-  int line = 0;
-  std::string kind; ///< "baseline", "attempt", "rebase", "land" or "stop"
-  std::string date;
-  std::string candidate;
-  std::string hash;
-  std::string best; ///< BEST when the attempt was decided
-  std::string target;
-  std::string hypothesis;
-  std::string verdict; ///< "baseline" for the baseline; an event's one line (what happened)
-  std::string reason;  ///< the verdict's reason (a failed attempt's: why it failed)
-  std::optional<double> overall_change;
-  std::optional<std::pair<double, double>> overall_interval;
-  /// The overall row's state as decide recorded it ("" in lines written before it was kept).
-  std::string overall_state;
-  std::vector<ClassChange> classes;
-  /// The application's kernel time under the captured traffic ("overall"), when recorded.
-  std::optional<ClassChange> traffic;
-  std::string weighting; ///< what the verdict was judged on: equal, count or traffic
+/// An attempt line's class row as the report shows it (state "" when the line has none).
+ClassChange change_of(const ledger::AttemptClass &row);
+
+/// A decided row as the report shows it: its change, interval and state.
+inline ClassChange change_of(const decide::ClassRow &row) {
+  return change_of(ledger::attempt_class(row));
+}
+
+/// One line of attempts.jsonl (the ledger's record) with what the report adds to an attempt.
+struct Attempt : ledger::Attempt {
   /// The application A/B of this content against this BEST (results/<id>/app.json), when run.
   std::optional<ClassChange> application;
-  std::optional<double> predicted;  ///< the application's change the traffic rows predicted
-  std::optional<double> geomean_us; ///< the baseline's
-  std::string event;                ///< "", "abandoned", "stopped"
-
-  /// A rebase, a land or a stop: something that happened to the loop, no comparison of times.
-  bool is_event() const { return kind == "rebase" || kind == "land" || kind == "stop"; }
+  std::optional<double> predicted; ///< the application's change the traffic rows predicted
 };
 
-/// Reads attempts.jsonl in file order through ledger::read_attempts, which checks every line's
-/// kind and fields (docs/FORMATS.md) and names `file:line` and the field of a bad one; no file is
-/// an empty history.
+/// What a line says happened: "baseline" for the baseline, an attempt's verdict, an event's one
+/// line ("rebased BEST 03 (hash ... -> ...): why", "landed 03: ...", a stop's reason).
+std::string verdict_of(const ledger::Attempt &a);
+
+/// Reads attempts.jsonl in file order through ledger::read_attempt_records, which checks every
+/// line's kind and fields (docs/FORMATS.md) and names `file:line` and the field of a bad one; no
+/// file is an empty history.
 std::vector<Attempt> read_attempts(const std::filesystem::path &file);
 
 /// The candidates as JSON (`kopt ls --json`).

@@ -21,33 +21,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A decided row as the report shows it: its change, interval and state.
-ClassChange change_of(const decide::ClassRow &row) {
-  return ClassChange{row.config_class, row.change,
-                     row.has_interval ? std::optional(std::make_pair(row.low, row.high))
-                                      : std::nullopt,
-                     decide::to_string(row.state)};
-}
-
 // The latest attempt's decision: its decision.json when that is still of the attempt's content,
 // else what attempts.jsonl recorded of it.
 std::optional<DecisionView> latest_decision(const spec::Family &family, const spec::Layout &layout,
                                             const std::vector<Attempt> &attempts) {
   auto last = std::find_if(attempts.rbegin(), attempts.rend(),
-                           [](const Attempt &a) { return a.kind == "attempt"; });
+                           [](const Attempt &a) { return a.kind == ledger::Kind::attempt; });
   if (last == attempts.rend()) {
     return std::nullopt;
   }
   DecisionView view;
   view.candidate = last->candidate;
   view.best = last->best;
-  view.verdict = last->verdict;
+  view.verdict = verdict_of(*last);
   view.threshold = family.keep_threshold;
   view.confidence = family.keep_confidence;
-  view.classes = last->classes;
+  for (const ledger::AttemptClass &c : last->classes) {
+    view.classes.push_back(change_of(c));
+  }
   if (last->overall_change) {
-    view.overall =
-        ClassChange{"overall", *last->overall_change, last->overall_interval, last->overall_state};
+    view.overall = ClassChange{"overall", *last->overall_change, last->overall_interval,
+                               last->overall_state ? decide::to_string(*last->overall_state) : ""};
   }
   fs::path file = layout.decision(last->candidate);
   if (fs::exists(file)) {
@@ -76,7 +70,7 @@ std::optional<DecisionView> latest_decision(const spec::Family &family, const sp
   // The overall row's state as decide recorded it (attempts.jsonl's overall_state, or the
   // decision's row); from its change, interval and today's threshold only for lines written
   // before the state was kept (decision.json files of kopt before 2026-11-28 hold "tie" there).
-  if (view.overall && last->overall_state.empty()) {
+  if (view.overall && !last->overall_state) {
     view.overall->state =
         change_state(view.overall->change, view.overall->interval, view.threshold);
   }
@@ -124,7 +118,7 @@ void add(Page &page, std::optional<Figure> figure, const std::string &missing) {
 void add_application(std::vector<Attempt> &attempts, const spec::Layout &layout) {
   for (Attempt &a : attempts) {
     std::error_code ec;
-    if (a.kind != "attempt" || !fs::exists(layout.app_result(a.candidate), ec)) {
+    if (a.kind != ledger::Kind::attempt || !fs::exists(layout.app_result(a.candidate), ec)) {
       continue;
     }
     app::Result r = app::read_result(layout.app_result(a.candidate));

@@ -46,15 +46,6 @@ std::string num(double value, int digits) {
   return text;
 }
 
-std::string percent(double change) {
-  double p = 100 * change;
-  char text[48];
-  int decimals = std::abs(p) >= 10 ? 0 : std::abs(p) >= 1 ? 1 : 2;
-  std::snprintf(text, sizeof text, "%+.*f%%", decimals, p);
-  std::string out = text;
-  return out == "+0%" || out == "-0.00%" || out == "+0.00%" ? "0%" : out;
-}
-
 Scale::Scale(double lo, double hi, double from, double to, bool log)
     : lo_(lo), hi_(hi), from_(from), to_(to), log_(log) {
   if (log_) {

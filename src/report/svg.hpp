@@ -1,5 +1,7 @@
 #pragma once
 
+#include "decide/format.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +15,10 @@ std::string escape(std::string_view text);
 /// exponent up to 1e15 (31000, not 3.1e+04).
 std::string num(double value, int digits = 4);
 
-/// Formats a change (0.05) as a signed percentage: +5%, -0.25%, +3100%.
-std::string percent(double change);
+/// Formats a change (0.05) as the figures write it (decide's compact digits): +5%, -0.25%, +3100%.
+inline std::string percent(double change) {
+  return decide::format_change(change, decide::Digits::compact);
+}
 
 /// Maps data values onto pixels along one axis, linearly or on a log scale.
 class Scale {

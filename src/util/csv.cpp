@@ -3,6 +3,8 @@
 #include "util/error.hpp"
 #include "util/read_file.hpp"
 
+#include <kopt/harness/csv.hpp>
+
 namespace kopt::util {
 
 int CsvTable::find_column(std::string_view name) const {
@@ -30,104 +32,26 @@ std::string CsvTable::where(size_t row) const {
   return source + ":" + std::to_string(row < lines.size() ? lines[row] : 0);
 }
 
-namespace {
-
-// Splits one logical record starting at `pos`; advances `pos` past it and counts newlines.
-std::vector<std::string> parse_record(std::string_view text, size_t &pos, int &line) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  bool at_field_start = true;
-  while (pos < text.size()) {
-    char c = text[pos];
-    if (quoted) {
-      if (c == '"') {
-        char next = pos + 1 < text.size() ? text[pos + 1] : '\n';
-        if (next == '"') {
-          field += '"';
-          pos += 2;
-          continue;
-        }
-        if (next == ',' || next == '\n' || next == '\r') {
-          quoted = false;
-          ++pos;
-          continue;
-        }
-        field += c; // an unescaped quote inside a quoted field
-        ++pos;
-        continue;
-      }
-      if (c == '\n') {
-        ++line;
-      }
-      field += c;
-      ++pos;
-      continue;
-    }
-    if (c == '"' && at_field_start) {
-      quoted = true;
-      at_field_start = false;
-      ++pos;
-      continue;
-    }
-    if (c == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
-      at_field_start = true;
-      ++pos;
-      continue;
-    }
-    if (c == '\r') {
-      ++pos;
-      continue;
-    }
-    if (c == '\n') {
-      ++pos;
-      ++line;
-      break;
-    }
-    field += c;
-    at_field_start = false;
-    ++pos;
-  }
-  fields.push_back(std::move(field));
-  return fields;
-}
-
-bool blank(const std::vector<std::string> &fields) {
-  return fields.size() == 1 && fields[0].find_first_not_of(" \t") == std::string::npos;
-}
-
-} // namespace
-
 CsvTable parse_csv(std::string_view text, std::string source) {
   CsvTable table;
   table.source = std::move(source);
   // A UTF-8 byte order mark (spreadsheet exports write one) is not part of the first column name.
-  size_t pos = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-  int line = 1;
-  bool have_header = false;
-  while (pos < text.size()) {
-    int start_line = line;
-    auto fields = parse_record(text, pos, line);
-    if (blank(fields)) {
-      continue;
-    }
-    if (!have_header) {
-      table.header = std::move(fields);
-      have_header = true;
-      continue;
-    }
+  harness::CsvReader reader(text.substr(text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0), table.source,
+                            harness::CsvDialect::table);
+  std::vector<std::string> fields;
+  int line = 0;
+  if (!reader.next(fields, line)) {
+    throw Error(table.source + ": empty file, expected a CSV header line");
+  }
+  table.header = std::move(fields);
+  while (reader.next(fields, line)) {
     if (fields.size() != table.header.size()) {
-      throw Error(table.source + ":" + std::to_string(start_line) + ": expected " +
+      throw Error(table.source + ":" + std::to_string(line) + ": expected " +
                   std::to_string(table.header.size()) + " fields as in the header, got " +
                   std::to_string(fields.size()));
     }
     table.rows.push_back(std::move(fields));
-    table.lines.push_back(start_line);
-  }
-  if (!have_header) {
-    throw Error(table.source + ": empty file, expected a CSV header line");
+    table.lines.push_back(line);
   }
   return table;
 }

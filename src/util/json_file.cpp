@@ -102,6 +102,30 @@ int64_t json_int_in_or(const nlohmann::json &j, const char *key, int64_t lo, int
   return json_int_in(j, key, lo, hi, where);
 }
 
+nlohmann::json json_array(const nlohmann::json &j, const char *key, const std::string &where,
+                          bool optional) {
+  auto value = optional ? json_field_or<nlohmann::json>(j, key, nlohmann::json::array(), where)
+                        : json_field<nlohmann::json>(j, key, where);
+  if (!value.is_array()) {
+    throw Error(where + ": field '" + key + "' has the wrong type");
+  }
+  return value;
+}
+
+void put_texts(nlohmann::json &j, const TextFields<const std::string> &fields) {
+  for (const auto &[key, text] : fields) {
+    j[key] = *text;
+  }
+}
+
+void get_texts(const nlohmann::json &j, const TextFields<std::string> &fields,
+               const std::string &where, const std::optional<std::string> &fallback) {
+  for (const auto &[key, text] : fields) {
+    *text = fallback ? json_field_or<std::string>(j, key, *fallback, where)
+                     : json_field<std::string>(j, key, where);
+  }
+}
+
 std::string dump_json(const nlohmann::json &value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

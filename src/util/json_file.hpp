@@ -3,8 +3,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -52,6 +55,39 @@ T json_field_or(const nlohmann::json &j, const char *key, T fallback, const std:
   }
   return json_field<T>(j, key, where);
 }
+
+/// Returns j[key] as an array; throws `<where>: missing field '<key>'` or `<where>: field '<key>'
+/// has the wrong type`. With `optional`, an absent key is an empty array.
+nlohmann::json json_array(const nlohmann::json &j, const char *key, const std::string &where,
+                          bool optional = false);
+
+/// Reads each item of array j[key] (json_array's checks) as read(item, "<where>: <key>[<i>]").
+template <typename Read>
+auto json_items(const nlohmann::json &j, const char *key, const std::string &where, Read read,
+                bool optional = false) {
+  nlohmann::json items = json_array(j, key, where, optional);
+  std::vector<decltype(read(items, where))> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out.push_back(read(items[i], where + ": " + key + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+/// A record's string fields by name (`{"date", &row.date}, ...`), so that one list serves the
+/// writer and the reader of its file; `Text` is `const std::string` for a writer.
+template <typename Text> using TextFields = std::vector<std::pair<const char *, Text *>>;
+
+/// The text type of a record's fields: const for a const record.
+template <typename Record>
+using TextOf = std::conditional_t<std::is_const_v<Record>, const std::string, std::string>;
+
+/// Sets j[name] to each field's text.
+void put_texts(nlohmann::json &j, const TextFields<const std::string> &fields);
+
+/// Reads each field as json_field<std::string> does (`<where>: missing field '<key>'`), or, with
+/// `fallback` given, as json_field_or does (fields added in later versions of a file).
+void get_texts(const nlohmann::json &j, const TextFields<std::string> &fields,
+               const std::string &where, const std::optional<std::string> &fallback = {});
 
 /// The deepest nesting of arrays and objects the JSON readers accept: kopt's own files nest a few
 /// levels, and a deeper document would overflow the stack of the code that walks it.

@@ -719,4 +719,25 @@ TEST_CASE("attempts.jsonl is checked line by line on read") {
   }
 }
 
+TEST_CASE("the lines record writes read back as typed records that write the same lines") {
+  kopt::test::TempDir dir;
+  Files files = baseline(dir);
+  attempt(files, measured("00"), measured("01", 0.9, 0.9));
+  attempt(files, measured("01", 0.9, 0.9), measured("02", 1.2, 1.2));
+  kopt::ledger::rebase(files, hash_is("feedbead"), "heuristic refreshed", "2026-03-01");
+  std::vector<std::string> lines = kopt::util::split(kopt::util::read_file(files.attempts()), '\n');
+  lines.pop_back(); // after the last newline
+  REQUIRE(lines.size() == 4);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    CAPTURE(lines[i]);
+    auto a = kopt::ledger::attempt_from_json(nlohmann::json::parse(lines[i]), "attempts.jsonl");
+    CHECK(kopt::ledger::to_json(a).dump() == lines[i]);
+  }
+  auto read = kopt::ledger::read_attempt_records(files.attempts());
+  CHECK(read[1].verdict == Verdict::keep);
+  CHECK(read[2].verdict == Verdict::regression);
+  CHECK(read[2].classes.at(0).state == kopt::decide::State::worse);
+  CHECK(read[3].kind == kopt::ledger::Kind::rebase);
+}
+
 TEST_SUITE_END();

@@ -50,13 +50,13 @@ TEST_CASE("read_attempts reads baselines, attempts and stops, and names a bad li
   TempDir tmp;
   auto attempts = report::read_attempts(tmp.write("attempts.jsonl", kAttempts));
   REQUIRE(attempts.size() == 3);
-  CHECK(attempts[0].kind == "baseline");
+  CHECK(attempts[0].kind == kopt::ledger::Kind::baseline);
   CHECK(attempts[0].geomean_us == 12.5);
-  CHECK(attempts[1].verdict == "keep");
+  CHECK(attempts[1].verdict == kopt::decide::Verdict::keep);
   CHECK(attempts[1].overall_interval == std::make_pair(-0.25, -0.15));
   REQUIRE(attempts[1].classes.size() == 2);
   CHECK_FALSE(attempts[1].classes[1].interval);
-  CHECK(attempts[2].verdict == "5 consecutive measured regressions");
+  CHECK(report::verdict_of(attempts[2]) == "5 consecutive measured regressions");
   CHECK(report::read_attempts(tmp.path() / "none.jsonl").empty());
   // The ledger's own reader checks each line: a cut line and a missing field name file:line.
   auto message_of = [](const std::filesystem::path &file) -> std::string {
