@@ -78,7 +78,7 @@ TEST_CASE("--within on the committed 42-pair sweep: held-out figures, and the em
   // The four passes, concatenated: a kernel measured on a shape more than once keeps its lowest
   // median, as bench/passes.py merge does.
   const auto data = std::filesystem::path(KOPT_HARNESS_DIR).parent_path() /
-                    "examples/cuda_gemm_a8w8_blockscale/bench/data";
+                    "bench/data/cuda_gemm_a8w8_blockscale";
   kopt::util::RealProcessRunner runner;
   std::string text;
   for (const char *pass : {"m1p1", "m1p2", "m2p1", "m2p2"}) {

@@ -81,9 +81,8 @@ TEST_CASE("each kind of attempts.jsonl line reads into the typed record and writ
 }
 
 TEST_CASE("the lines of a ledger recorded on an H200 write back byte for byte") {
-  std::filesystem::path file = std::filesystem::path(KOPT_HARNESS_DIR) / ".." / "examples" /
-                               "cuda_paged_decode" / "bench" / "data" / "h200_2026-11-29" /
-                               "call6" / "attempts.jsonl";
+  std::filesystem::path file = std::filesystem::path(KOPT_HARNESS_DIR) / ".." / "bench" / "data" /
+                               "cuda_paged_decode" / "h200_2026-11-29" / "call6" / "attempts.jsonl";
   std::vector<std::string> lines = kopt::util::split(kopt::util::read_file(file), '\n');
   lines.pop_back(); // after the last newline
   std::vector<Attempt> read = kopt::ledger::read_attempt_records(file);

@@ -5,7 +5,7 @@
 # six tile shapes the tuned table uses) at 8 and 12 arms; ties 0.02, default 64x64_s3. Then the
 # last set fitted with --within 0.02 (the slowdown beyond 2% of tuned, best-first tree) at 16, 32
 # and 48 arms.
-# A gzipped full.csv (the committed sweeps in bench/data/) is read as it is; several files (passes
+# A gzipped full.csv (the committed sweeps in the repository's bench/data/cuda_gemm_a8w8_blockscale/) is read as it is; several files (passes
 # of one sweep) are merged first, each row keeping its lowest median (passes.py merge).
 #   bash examples/cuda_gemm_a8w8_blockscale/bench/heuristic_eval.sh full.csv[.gz]... [kopt]
 set -euo pipefail
