@@ -405,11 +405,9 @@ namespace {
 
 // The instance index of kernel `name` in family.json (the count when it is none).
 size_t instance_index(const spec::Family &family, const std::string &name) {
-  size_t id = 0;
-  while (id < family.instances.size() && family.instances[id].name != name) {
-    ++id;
-  }
-  return id;
+  const spec::Instance *instance = family.find_instance(name);
+  return instance ? static_cast<size_t>(instance - family.instances.data())
+                  : family.instances.size();
 }
 
 // tuned_table of a family without M, N and K: its config columns, then the choice.
