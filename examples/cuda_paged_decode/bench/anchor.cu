@@ -37,6 +37,8 @@ cudaError_t anchor_kopt_00(const PagedArgs &a);
 cudaError_t anchor_kopt_02(const PagedArgs &a);
 cudaError_t anchor_kopt_04(const PagedArgs &a);
 cudaError_t anchor_kopt_07(const PagedArgs &a);
+cudaError_t anchor_kopt_09(const PagedArgs &a);
+cudaError_t anchor_kopt_10(const PagedArgs &a);
 
 namespace {
 
@@ -410,6 +412,8 @@ int main(int argc, char **argv) {
   impls.push_back(std::make_unique<Kopt>("kopt_02", anchor_kopt_02));
   impls.push_back(std::make_unique<Kopt>("kopt_04", anchor_kopt_04));
   impls.push_back(std::make_unique<Kopt>("kopt_07", anchor_kopt_07));
+  impls.push_back(std::make_unique<Kopt>("kopt_09", anchor_kopt_09));
+  impls.push_back(std::make_unique<Kopt>("kopt_10", anchor_kopt_10));
   paged_anchor::add_external_impls(impls);
   auto copy = std::make_unique<SameBytesCopy>();
   SameBytesCopy &copy_ref = *copy;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 04 and 07, the copy rate
+# Builds and runs bench/anchor.cu: the family's candidates 00, 02, 04, 07, 09 and 10, the copy rate
 # and a same-bytes copy, and the implementations of any extra translation units.
 #   bash anchor.sh BUILD_DIR [anchor args...]
 #   ANCHOR_EXTRA="a.o b.o" (objects defining paged_anchor::add_external_impls; anchor_none.cu's
@@ -29,7 +29,7 @@ for r in f["heuristic"]["rules"]:
     print("  if (%s) return %d;" % (cond, split(r["kernel"])))
 print("  return %d;\n}" % split(f["default"]))
 PY
-for id in 00 02 04 07; do
+for id in 00 02 04 07 09 10; do
   header=$family/candidates/$id/paged_kernel.cuh
   [ -f "$header" ] || header=$family/paged_kernel.cuh # 00: the family's own files
   dispatch=()
