@@ -129,9 +129,9 @@ for id in ${KOPT_PAGED_ANALYZE:-}; do
 done
 python3 "$root/examples/$family/bench/summary.py" "$work/src/configs.csv" "$out" "$state" | tee "$out/summary.txt"
 # One archive (the device returns few files): the state folder without the golden, and $out.
-# Without the traces and tune's chunks (tens of MB after ten A/As).
+# Without the traces, tune's chunks and the candidates' executables (tens of MB after ten A/As).
 tar czf "$out/../paged.tgz" --exclude=golden.bin --exclude=rounds --exclude=work \
-  --exclude='*cupti_trace.csv' \
+  --exclude='*cupti_trace.csv' --exclude="$family/bin" \
   -C "$b/kopt" "$family" -C "$out" . 2>/dev/null
 cp "$out/summary.txt" "$out/machine.txt" "$out/.." && rm -rf "$out"
 ls -la "$(dirname "$out")"
