@@ -33,34 +33,37 @@ spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 
 build_family cuda_spin $spin_candidates
 build_family cuda_gemm_a8w8_blockscale candidate_17
 
-# The paged decode attention family: the baseline built whole, and one instance TU of every other
-# candidate and of the wrong fixture (causal_off_by_one, candidate 90 of a copy), so each is ready
-# for the GPU run that measures it or must call it incorrect; whole builds of all five would cost
-# this test about 100 s on two shared cores.
+# The paged decode attention family: the baseline (the landed BEST: the candidate whose folder
+# holds only candidate.json) built whole, and one instance TU of every other candidate and of the
+# wrong fixture (causal_off_by_one, candidate 90 of a copy, with its own instance.cu.in: it is the
+# first baseline with one change), so each is ready for the GPU run that measures it or must call it
+# incorrect; whole builds of all of them would cost this test about 100 s on two shared cores.
 cp -r "$KOPT_SOURCE_DIR/examples/cuda_paged_decode" "$WORK/pd_src"
 wrong=$KOPT_SOURCE_DIR/tests/fixtures/wrong/cuda_paged_decode/causal_off_by_one
 mkdir "$WORK/pd_src/candidates/90" || fail "cuda_paged_decode has a candidate 90 already"
-cp "$wrong/candidate.json" "$wrong/paged_kernel.cuh" "$WORK/pd_src/candidates/90/"
+cp "$wrong/candidate.json" "$wrong/paged_kernel.cuh" "$wrong/instance.cu.in" "$WORK/pd_src/candidates/90/"
+base=$(cd "$WORK/pd_src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done)
+[ "$(echo "$base" | wc -w)" = 1 ] || fail "cuda_paged_decode: expected one baseline folder (candidate.json alone), found: $base"
 start=$SECONDS
-FAMILY_DIR=$WORK/pd_src BUILD_DIR=$WORK/pd build_family cuda_paged_decode candidate_00
-for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v '^00$'); do
+FAMILY_DIR=$WORK/pd_src BUILD_DIR=$WORK/pd build_family cuda_paged_decode "candidate_$base"
+for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v "^$base\$"); do
   object=CMakeFiles/candidate_$id.dir/kopt/cuda_paged_decode/gen/$id/instances/paged_w4_s1.cpp.o
   cmake --build "$WORK/pd" --target "$object" >"$WORK/pd.$id.log" 2>&1 ||
     { tail -30 "$WORK/pd.$id.log"; fail "compiling cuda_paged_decode candidate $id's instance"; }
   grep -aq -- "-arch sm_90a" "$WORK/pd/$object" || fail "candidate $id's instance carries no sm_90a code"
 done
-echo "cuda_paged_decode: 00 built, the others' instances compiled, in $((SECONDS - start)) s"
+echo "cuda_paged_decode: $base built, the others' instances compiled, in $((SECONDS - start)) s"
 # Its application (family.json "app": app/app.cu, the decode loop) with the baseline's kernels, in
 # the same build: it links, carries sm_90a code, and its host side answers a bad command line.
 start=$SECONDS
-cmake --build "$WORK/pd" --target candidate_00_application >"$WORK/pd.app.log" 2>&1 ||
-  { tail -30 "$WORK/pd.app.log"; fail "building cuda_paged_decode's candidate_00_application"; }
-app=$WORK/pd/kopt/cuda_paged_decode/bin/app/candidate_00
+cmake --build "$WORK/pd" --target "candidate_${base}_application" >"$WORK/pd.app.log" 2>&1 ||
+  { tail -30 "$WORK/pd.app.log"; fail "building cuda_paged_decode's candidate_${base}_application"; }
+app=$WORK/pd/kopt/cuda_paged_decode/bin/app/candidate_$base
 grep -aq -- "-arch sm_90a" "$app" || fail "$app carries no sm_90a code"
 "$app" --steps 0 >"$WORK/pd.app.out" 2>&1 && fail "the paged application ran with --steps 0"
 grep -q "^usage: app \[--steps N\]" "$WORK/pd.app.out" ||
   { cat "$WORK/pd.app.out"; fail "the paged application printed no usage"; }
-echo "cuda_paged_decode: candidate_00_application built and checked in $((SECONDS - start)) s"
+echo "cuda_paged_decode: candidate_${base}_application built and checked in $((SECONDS - start)) s"
 
 # The cheats, as candidates of a copy of cuda_spin: each folder's files but expect.txt.
 cheats=$KOPT_SOURCE_DIR/tests/fixtures/cheats/cuda_spin

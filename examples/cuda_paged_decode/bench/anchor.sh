@@ -2,6 +2,8 @@
 # Builds and runs bench/anchor.cu: the family's candidates 00, 02, 04, 07, 09 and 10, the copy rate
 # and a same-bytes copy, and the implementations of any extra translation units.
 #   bash anchor.sh BUILD_DIR [anchor args...]
+#   ANCHOR_LANDED=<folder of <id>/paged_kernel.cuh> gives the candidates removed at landing
+#   (default: from git, the commit before the landing).
 #   ANCHOR_EXTRA="a.o b.o" (objects defining paged_anchor::add_external_impls; anchor_none.cu's
 #   empty one without) and ANCHOR_NVCC_FLAGS (more nvcc flags for the link) are optional.
 # Objects are compiled in parallel (nproc), for sm_90a.
@@ -29,9 +31,25 @@ for r in f["heuristic"]["rules"]:
     print("  if (%s) return %d;" % (cond, split(r["kernel"])))
 print("  return %d;\n}" % split(f["default"]))
 PY
+# Candidates removed when BEST landed come from ANCHOR_LANDED (a folder of <id>/paged_kernel.cuh),
+# else from the commit before the landing (ANCHOR_FROM, default the parent of the last "kopt: land
+# candidate .. of cuda_paged_decode" commit); the baseline before it, 00, was that commit's family
+# files. The landed BEST is the family's own files now.
+from=${ANCHOR_FROM:-$(git -C "$family" log -1 --format=%H --grep='^kopt: land candidate .* of cuda_paged_decode' 2>/dev/null)^}
 for id in 00 02 04 07 09 10; do
   header=$family/candidates/$id/paged_kernel.cuh
-  [ -f "$header" ] || header=$family/paged_kernel.cuh # 00: the family's own files
+  if [ ! -d "$family/candidates/$id" ] && [ -n "${ANCHOR_LANDED:-}" ]; then
+    header=$ANCHOR_LANDED/$id/paged_kernel.cuh
+    [ -f "$header" ] || { echo "anchor.sh: no $header (ANCHOR_LANDED)" >&2; exit 1; }
+  elif [ ! -d "$family/candidates/$id" ]; then
+    path=candidates/$id/paged_kernel.cuh
+    [ "$id" != 00 ] || path=paged_kernel.cuh
+    mkdir -p "$build/landed/$id"
+    git -C "$family" show "$from:./$path" >"$build/landed/$id/paged_kernel.cuh" ||
+      { echo "anchor.sh: candidate $id is neither in the tree nor at $from (ANCHOR_FROM)" >&2; exit 1; }
+    header=$build/landed/$id/paged_kernel.cuh
+  fi
+  [ -f "$header" ] || header=$family/paged_kernel.cuh # the baseline: the family's own files
   dispatch=()
   [ "$id" \< 06 ] || dispatch=(-DANCHOR_DISPATCH="\"$build/anchor_dispatch.hpp\"")
   "$nvcc" "${flags[@]}" -c "$here/anchor_kopt.cu" -o "$build/kopt_$id.o" "${dispatch[@]}" \

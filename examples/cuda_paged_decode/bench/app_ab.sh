@@ -4,12 +4,13 @@
 # 1. kopt built and installed from this tree into .device/kopt (skipped when KOPT_PREFIX names
 #    an install); a copy of the family under $KOPT_APP_WORK (/tmp/kopt-paged-app) with N A/A
 #    candidates 91.. (the candidate's kernel header plus one comment line, based on it),
-#    configured (sm_90a); the candidate is KOPT_APP_ID (default 02), written 02 below;
+#    configured (sm_90a); the candidate is KOPT_APP_ID (default: the first with a kernel of its
+#    own), written 02 below;
 # 2. capture: the baseline's application (app/app.cu, the decode loop, family.json's command)
 #    under KOPT_CAPTURE; `kopt capture merge` gives the dispatch columns and the counts, and the
 #    columns the harness needs besides (the app's model: pages of 16, 32 / 8 heads; ctx_min the
 #    app's spread below ctx_max, 2048) are joined in; they become the configs, weighed by traffic;
-# 3. kopt round 00 (the baseline alone, recorded as BEST);
+# 3. kopt round of the baseline alone (00, or the landed BEST; recorded as BEST), written 00 below;
 # 4. 02's keep test against BEST 00 (candidate_02_bench, kopt decide): its traffic rows predict
 #    the application; the application A/B of 02 against BEST 00 (candidate_02_app); then 02's
 #    decision recorded (kopt record: BEST 02);
@@ -22,7 +23,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 family=cuda_paged_decode
 n=${1:-2}
-cand=${KOPT_APP_ID:-02}
+cand=${KOPT_APP_ID:-}
 out=${OUT:-/tmp/kopt-out}/app
 logs=$out/logs
 work=${KOPT_APP_WORK:-/tmp/kopt-paged-app}
@@ -55,6 +56,10 @@ fi
 kopt=$prefix/bin/kopt
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$root/examples/$family" "$work/src"
+# The baseline: the candidate whose folder holds only candidate.json (00, or the landed BEST).
+base=$(cd "$work/src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done | head -1)
+[ -n "$cand" ] || cand=$(cd "$work/src/candidates" && for id in *; do [ ! -f "$id/paged_kernel.cuh" ] || echo "$id"; done | head -1)
+[ -f "$work/src/candidates/$cand/paged_kernel.cuh" ] || { echo "KOPT_APP_ID: candidate '$cand' has no paged_kernel.cuh of its own"; exit 1; }
 aa_ids=
 for i in $(seq 1 "$n"); do
   id=9$i dir=$work/src/candidates/9$i
@@ -69,14 +74,14 @@ state=$b/kopt/$family
 args=(--spec "$work/src/family.json" --state-dir "$state")
 stamp "configure and build the baseline's application"
 { cmake -S "$work/src" -B "$b" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_ARCHITECTURES=90a \
-    -DKOPT_USE_CCACHE=OFF && cmake --build "$b" --target candidate_00_application -j "$(nproc)"; } \
+    -DKOPT_USE_CCACHE=OFF && cmake --build "$b" --target "candidate_${base}_application" -j "$(nproc)"; } \
   >"$logs/build_app.log" 2>&1 || { tail -30 "$logs/build_app.log"; exit 1; }
 
 stamp "capture: the baseline's application under KOPT_CAPTURE"
 command=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["app"]["command"][1:]))' \
   "$work/src/family.json")
 # shellcheck disable=SC2086 # the command's arguments, one word each
-KOPT_CAPTURE=$work/app.capture "$state/bin/app/candidate_00" $command >"$out/capture_run.txt" 2>&1 ||
+KOPT_CAPTURE=$work/app.capture "$state/bin/app/candidate_$base" $command >"$out/capture_run.txt" 2>&1 ||
   { cat "$out/capture_run.txt"; exit 1; }
 cp "$work/app.capture" "$out/app.capture"
 "$kopt" capture merge "$work/app.capture" --spec "$work/src/family.json" \
@@ -103,17 +108,17 @@ PY
 cp "$work/src/app_configs.csv" "$out/"
 cat "$out/capture_run.txt" "$work/src/app_configs.csv" >>"$summary"
 
-stamp "build 00, $cand and the A/As' harnesses and applications"
+stamp "build $base, $cand and the A/As' harnesses and applications"
 # shellcheck disable=SC2046 # one target per candidate
-cmake --build "$b" -j "$(nproc)" --target $(printf 'candidate_%s candidate_%s_application ' 00 "$cand" $aa_ids) \
+cmake --build "$b" -j "$(nproc)" --target $(printf 'candidate_%s candidate_%s_application ' "$base" "$cand" $aa_ids) \
   >"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
 cd "$b" || exit 1
 
-stamp "round 00: BEST"
-"$kopt" round "${args[@]}" --id 00 --json >"$out/round_00.json" 2>"$logs/round_00.log"
-stamp "round 00: rc $?"
+stamp "round $base: BEST"
+"$kopt" round "${args[@]}" --id "$base" --json >"$out/round_$base.json" 2>"$logs/round_$base.log"
+stamp "round $base: rc $?"
 
-stamp "$cand's keep test against BEST 00"
+stamp "$cand's keep test against BEST $base"
 cmake --build "$b" --target "candidate_${cand}_bench" >"$logs/bench_$cand.log" 2>&1
 stamp "candidate_${cand}_bench: rc $?"
 "$kopt" decide "${args[@]}" --candidate "$cand" >"$out/decide_$cand.txt" 2>&1
@@ -121,7 +126,7 @@ stamp "decide $cand: rc $?"
 cat "$out/decide_$cand.txt" >>"$summary"
 cp "$state/results/$cand/decision.json" "$out/decision_$cand.json"
 
-stamp "the application A/B of $cand against BEST 00"
+stamp "the application A/B of $cand against BEST $base"
 cmake --build "$b" --target "candidate_${cand}_app" >"$logs/app_$cand.log" 2>&1
 stamp "candidate_${cand}_app: rc $?"
 grep -A8 "^application A/B" "$logs/app_$cand.log" >>"$summary"

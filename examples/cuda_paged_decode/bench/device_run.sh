@@ -7,11 +7,11 @@
 #    tests/fixtures/wrong/cuda_paged_decode/causal_off_by_one as candidate 90, every candidate
 #    built (nvcc, sm_90a);
 # 3. each candidate's harness --correctness against the golden (the errors per config);
-# 4. kopt round 00 (the baseline, recorded as BEST), each other candidate in id order, then 90,
+# 4. kopt round of the baseline (00, or the landed BEST; recorded as BEST), each other candidate in id order, then 90,
 #    which must be incorrect naming every mtp > 1 config and no mtp = 1 one;
 # 5. with KOPT_PAGED_AA=N, N A/As of BEST (candidates 91..), each a round against it.
 # KOPT_PAGED_IDS="02 04" (ids, space separated) builds, checks and rounds only those, in that order
-# (the first becomes BEST: with no ledger yet its round measures it beside the baseline 00, which
+# (the first becomes BEST: with no ledger yet its round measures it beside the baseline, which
 # is built for that), then 90 if listed; the default is every candidate and 90, as above.
 # KOPT_PAGED_LEDGER=<attempts.jsonl> (a path in this tree) continues that ledger: it is copied into
 # the state folder and `kopt ledger rebuild` remakes its state.json before the rounds, so BEST is
@@ -53,8 +53,11 @@ cp -r "$root/examples/$family" "$work/src"
 fixture=$root/tests/fixtures/wrong/$family/causal_off_by_one
 picked=${KOPT_PAGED_IDS:-}
 if [ -z "$picked" ] || [[ " $picked " == *" 90 "* ]]; then
-  mkdir "$work/src/candidates/90" && cp "$fixture/candidate.json" "$fixture/paged_kernel.cuh" "$work/src/candidates/90/"
+  mkdir "$work/src/candidates/90" &&
+    cp "$fixture/candidate.json" "$fixture/paged_kernel.cuh" "$fixture/instance.cu.in" "$work/src/candidates/90/"
 fi
+# The baseline: the candidate whose folder holds only candidate.json (00, or the landed BEST).
+base=$(cd "$work/src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done | head -1)
 if [ -n "$picked" ]; then # the listed order, 90 last
   ids=$(for id in $picked; do [ "$id" = 90 ] || echo "$id"; done; [[ " $picked " != *" 90 "* ]] || echo 90)
   for id in $ids; do
@@ -63,14 +66,14 @@ if [ -n "$picked" ]; then # the listed order, 90 last
   rounds=$ids
 else
   ids=$(cd "$work/src/candidates" && ls)
-  rounds="00 $(echo "$ids" | grep -v '^00$')"
+  rounds="$base $(echo "$ids" | grep -v "^$base\$")"
 fi
 b=$work/build
 s=$SECONDS
 cmake -S "$work/src" -B "$b" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DKOPT_USE_CCACHE=OFF >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 # shellcheck disable=SC2086
-targets=$(printf 'candidate_%s\n' 00 $ids | sort -u) # 00: the first round's BEST side
+targets=$(printf 'candidate_%s\n' "$base" $ids | sort -u) # the baseline: the first round's BEST side
 # shellcheck disable=SC2086
 cmake --build "$b" -j "$(nproc)" --target $targets >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; exit 1; }
