@@ -38,10 +38,11 @@ PY
 from=${ANCHOR_FROM:-$(git -C "$family" log -1 --format=%H --grep='^kopt: land candidate .* of cuda_paged_decode' 2>/dev/null)^}
 for id in 00 02 04 07 09 10; do
   header=$family/candidates/$id/paged_kernel.cuh
-  if [ ! -d "$family/candidates/$id" ] && [ -n "${ANCHOR_LANDED:-}" ]; then
+  # Removed at landing: no candidate.json (an empty folder left by a copy of the tree is no candidate).
+  if [ ! -f "$family/candidates/$id/candidate.json" ] && [ -n "${ANCHOR_LANDED:-}" ]; then
     header=$ANCHOR_LANDED/$id/paged_kernel.cuh
     [ -f "$header" ] || { echo "anchor.sh: no $header (ANCHOR_LANDED)" >&2; exit 1; }
-  elif [ ! -d "$family/candidates/$id" ]; then
+  elif [ ! -f "$family/candidates/$id/candidate.json" ]; then
     path=candidates/$id/paged_kernel.cuh
     [ "$id" != 00 ] || path=paged_kernel.cuh
     mkdir -p "$build/landed/$id"
