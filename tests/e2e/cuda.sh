@@ -9,6 +9,7 @@ need cmake
 need ninja
 PATH=$PATH:/usr/local/cuda/bin
 need nvcc
+need python3
 
 build_family() { # family, targets... (sources: $FAMILY_DIR or examples/; build: $BUILD_DIR)
   local family=$1 b=${BUILD_DIR:-$WORK/$1} src=${FAMILY_DIR:-$KOPT_SOURCE_DIR/examples/$1}
@@ -33,8 +34,8 @@ spin_candidates=$(cd "$KOPT_SOURCE_DIR/examples/cuda_spin/candidates" && printf 
 build_family cuda_spin $spin_candidates
 build_family cuda_gemm_a8w8_blockscale candidate_17
 
-# The paged decode attention family: the baseline (the landed BEST: the candidate whose folder
-# holds only candidate.json) built whole, and one instance TU of every other candidate and of the
+# The paged decode attention family: the baseline (the landed BEST: the candidate whose
+# candidate.json names no base, bench/baseline_id.sh) built whole, and one instance TU of every other candidate and of the
 # wrong fixture (causal_off_by_one, candidate 90 of a copy, with its own instance.cu.in: it is the
 # first baseline with one change), so each is ready for the GPU run that measures it or must call it
 # incorrect; whole builds of all of them would cost this test about 100 s on two shared cores.
@@ -42,8 +43,10 @@ cp -r "$KOPT_SOURCE_DIR/examples/cuda_paged_decode" "$WORK/pd_src"
 wrong=$KOPT_SOURCE_DIR/tests/fixtures/wrong/cuda_paged_decode/causal_off_by_one
 mkdir "$WORK/pd_src/candidates/90" || fail "cuda_paged_decode has a candidate 90 already"
 cp "$wrong/candidate.json" "$wrong/paged_kernel.cuh" "$wrong/instance.cu.in" "$WORK/pd_src/candidates/90/"
-base=$(cd "$WORK/pd_src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done)
-[ "$(echo "$base" | wc -w)" = 1 ] || fail "cuda_paged_decode: expected one baseline folder (candidate.json alone), found: $base"
+base=$(bash "$KOPT_SOURCE_DIR/examples/cuda_paged_decode/bench/baseline_id.sh" "$WORK/pd_src/candidates") ||
+  fail "cuda_paged_decode: bench/baseline_id.sh failed"
+[ "$(echo "$base" | wc -w)" = 1 ] ||
+  fail "cuda_paged_decode: expected one baseline (a candidate.json naming no base), found: '$base'"
 start=$SECONDS
 FAMILY_DIR=$WORK/pd_src BUILD_DIR=$WORK/pd build_family cuda_paged_decode "candidate_$base"
 for id in $(cd "$WORK/pd_src/candidates" && ls | grep -v "^$base\$"); do

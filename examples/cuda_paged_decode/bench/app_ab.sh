@@ -56,8 +56,8 @@ fi
 kopt=$prefix/bin/kopt
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$root/examples/$family" "$work/src"
-# The baseline: the candidate whose folder holds only candidate.json (00, or the landed BEST).
-base=$(cd "$work/src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done | head -1)
+# The baseline (00, or the landed BEST): the candidate whose candidate.json names no base.
+base=$(bash "$root/examples/$family/bench/baseline_id.sh" "$work/src/candidates" | head -1)
 [ -n "$cand" ] || cand=$(cd "$work/src/candidates" && for id in *; do [ ! -f "$id/paged_kernel.cuh" ] || echo "$id"; done | head -1)
 [ -f "$work/src/candidates/$cand/paged_kernel.cuh" ] || { echo "KOPT_APP_ID: candidate '$cand' has no paged_kernel.cuh of its own"; exit 1; }
 aa_ids=

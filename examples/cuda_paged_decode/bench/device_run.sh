@@ -56,8 +56,8 @@ if [ -z "$picked" ] || [[ " $picked " == *" 90 "* ]]; then
   mkdir "$work/src/candidates/90" &&
     cp "$fixture/candidate.json" "$fixture/paged_kernel.cuh" "$fixture/instance.cu.in" "$work/src/candidates/90/"
 fi
-# The baseline: the candidate whose folder holds only candidate.json (00, or the landed BEST).
-base=$(cd "$work/src/candidates" && for id in *; do [ "$(ls "$id")" != candidate.json ] || echo "$id"; done | head -1)
+# The baseline (00, or the landed BEST): the candidate whose candidate.json names no base.
+base=$(bash "$root/examples/$family/bench/baseline_id.sh" "$work/src/candidates" | head -1)
 if [ -n "$picked" ]; then # the listed order, 90 last
   ids=$(for id in $picked; do [ "$id" = 90 ] || echo "$id"; done; [[ " $picked " != *" 90 "* ]] || echo 90)
   for id in $ids; do
