@@ -39,16 +39,18 @@ from=${ANCHOR_FROM:-$(git -C "$family" log -1 --format=%H --grep='^kopt: land ca
 for id in 00 02 04 07 09 10; do
   header=$family/candidates/$id/paged_kernel.cuh
   # Removed at landing: no candidate.json (an empty folder left by a copy of the tree is no candidate).
-  if [ ! -f "$family/candidates/$id/candidate.json" ] && [ -n "${ANCHOR_LANDED:-}" ]; then
-    header=$ANCHOR_LANDED/$id/paged_kernel.cuh
-    [ -f "$header" ] || { echo "anchor.sh: no $header (ANCHOR_LANDED)" >&2; exit 1; }
-  elif [ ! -f "$family/candidates/$id/candidate.json" ]; then
-    path=candidates/$id/paged_kernel.cuh
-    [ "$id" != 00 ] || path=paged_kernel.cuh
-    mkdir -p "$build/landed/$id"
-    git -C "$family" show "$from:./$path" >"$build/landed/$id/paged_kernel.cuh" ||
-      { echo "anchor.sh: candidate $id is neither in the tree nor at $from (ANCHOR_FROM)" >&2; exit 1; }
-    header=$build/landed/$id/paged_kernel.cuh
+  if [ ! -f "$family/candidates/$id/candidate.json" ]; then
+    if [ -n "${ANCHOR_LANDED:-}" ]; then
+      header=$ANCHOR_LANDED/$id/paged_kernel.cuh
+      [ -f "$header" ] || { echo "anchor.sh: no $header (ANCHOR_LANDED)" >&2; exit 1; }
+    else
+      path=candidates/$id/paged_kernel.cuh
+      [ "$id" != 00 ] || path=paged_kernel.cuh
+      header=$build/landed/$id/paged_kernel.cuh
+      mkdir -p "$(dirname "$header")"
+      git -C "$family" show "$from:./$path" >"$header" ||
+        { echo "anchor.sh: candidate $id is neither in the tree nor at $from (ANCHOR_FROM)" >&2; exit 1; }
+    fi
   fi
   [ -f "$header" ] || header=$family/paged_kernel.cuh # the baseline: the family's own files
   dispatch=()

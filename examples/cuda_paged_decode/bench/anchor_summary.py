@@ -17,9 +17,10 @@ from collections import OrderedDict
 
 SHAPE = ["model", "batch", "ctx_min", "ctx_max", "block_size", "mtp", "head_size",
          "num_q_heads", "num_kv_heads"]
-TIMED = ["kopt_00", "kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "fi_decode", "fi_prefill", "fi",
-         "vllm_v2", "copy_same"]
+TIMED = ["kopt_00", "kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "fi_decode",
+         "fi_prefill", "fi", "vllm_v2", "copy_same"]
 RATIOS = ["kopt_00", "kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "vllm_v2"]
+OF_LIMIT = ["kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "fi", "vllm_v2", "copy_same"]
 
 
 def geomean(xs):
@@ -65,8 +66,7 @@ def main():
                            []).append(c)
     classes["overall"] = list(configs.values())
     head = (["class", "n", "limit"] + TIMED + ["%s/fi" % k for k in RATIOS] +
-            ["of limit: " + k for k in ("kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "fi", "vllm_v2",
-                                        "copy_same")])
+            ["of limit: " + k for k in OF_LIMIT])
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name, cs in classes.items():
@@ -75,7 +75,7 @@ def main():
         row += [fmt(geomean([c["us"][k] / c["us"]["fi"] for c in cs
                              if k in c["us"] and "fi" in c["us"]]), "%.2f") for k in RATIOS]
         row += [fmt(geomean([c["limit"] / c["us"][k] for c in cs if k in c["us"]]), "%.3f")
-                for k in ("kopt_02", "kopt_04", "kopt_07", "kopt_09", "kopt_10", "fi", "vllm_v2", "copy_same")]
+                for k in OF_LIMIT]
         print("| " + " | ".join(row) + " |")
     bad = ["%s %s: %s" % (n, k, v) for n, c in configs.items() for k, v in c["status"].items()
            if v not in ("ok",)]
