@@ -84,7 +84,8 @@ done 3<"$WORK/steps.txt"
 python3 - kopt/axpy/results/01/decision.json <<'PY' || fail "no verdict for 01"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["verdict"] in ("keep", "tie", "regression"), d
+# A timed verdict of any kind: on a loaded 2-core machine a split is as likely as a tie.
+assert d["verdict"] in ("keep", "tie", "regression", "split"), d
 PY
 
 echo "--- docs/HARNESS.md's flow by hand, as printed there: a folder written by hand, then record"
