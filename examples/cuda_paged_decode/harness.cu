@@ -376,9 +376,8 @@ int main(int argc, char **argv) {
   // impl, id, hash, kernels, warmup and repeat: what family.json and the build already say.
   kh::FamilySpec spec = kopt_generated::family_spec();
   spec.dispatch = [](const kh::Config &config) {
-    const std::int64_t dims[] = {config.get_int("batch"),       config.get_int("ctx_max"),
-                                 config.get_int("head_size"),   config.get_int("mtp"),
-                                 config.get_int("num_q_heads"), config.get_int("num_kv_heads")};
+    const std::int64_t dims[] = {config.get_int("batch"), config.get_int("ctx_max"),
+                                 config.get_int("head_size"), config.get_int("mtp")};
     return std::string(kopt_generated::dispatch(dims).name);
   };
   spec.make_problem = [source](const kh::Config &config, const std::string &name) {

@@ -342,8 +342,7 @@ private:
   /// loop's few padded sizes, so that a run dispatches few distinct shapes.
   void attention(int mtp) {
     const int max_len = (longest_ + mtp + kBucket - 1) / kBucket * kBucket;
-    // batch, ctx_max, head_size, mtp, num_q_heads, num_kv_heads: family.json's dispatch columns.
-    const std::int64_t dims[] = {kSeqs, max_len, kHead, mtp, kQHeads, kKvHeads};
+    const std::int64_t dims[] = {kSeqs, max_len, kHead, mtp}; // batch, ctx_max, head_size, mtp
     const kopt_generated::KernelEntry &kernel = kopt_generated::dispatch(dims);
     PagedArgs args;
     args.num_seqs = kSeqs;

@@ -95,12 +95,11 @@ columns = ["model", "batch", "ctx_min", "ctx_max", "block_size", "mtp", "head_si
 with open(configs, "w", newline="") as f:
     w = csv.DictWriter(f, columns, lineterminator="\n")
     w.writeheader()
-    for r in rows:  # the app's model: pages of 16 tokens; the rest are dispatch columns
+    for r in rows:  # the app's model: pages of 16 tokens, 32 query and 8 KV heads
         w.writerow({"model": "app-llama3.1-8b", "batch": r["batch"],
                     "ctx_min": max(1, int(r["ctx_max"]) - 2048), "ctx_max": r["ctx_max"],
                     "block_size": 16, "mtp": r["mtp"], "head_size": r["head_size"],
-                    "num_q_heads": r["num_q_heads"], "num_kv_heads": r["num_kv_heads"],
-                    "count": r["count"]})
+                    "num_q_heads": 32, "num_kv_heads": 8, "count": r["count"]})
 spec = json.load(open(spec_path))
 spec["configs"] = "app_configs.csv"
 spec["keep"] = dict(spec.get("keep", {}), weighting="traffic")
