@@ -7,6 +7,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -173,6 +174,19 @@ void add_resolution_notes(Decision &d, const Request &request, const Classes &cl
   }
 }
 
+// A host measurement made while other processes took a large share of the machine's CPU time
+// (profile::Measurement::others_cpu): its times can move beyond the threshold both ways.
+void add_load_note(Decision &d, const Measurement &candidate) {
+  if (candidate.others_cpu < kBusyMachine) {
+    return;
+  }
+  d.notes.push_back("other processes used " +
+                    util::format_number(std::round(candidate.others_cpu * 100)) +
+                    "% of this machine's CPU time while the rounds ran: a host kernel's times "
+                    "under such load can move beyond the threshold in either direction; measure "
+                    "again on an idle machine before trusting this verdict");
+}
+
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
 std::vector<OutsideKernel> outside_regex(const Measurement &m) {
   std::vector<OutsideKernel> found;
@@ -269,6 +283,7 @@ Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurem
   }
   compare_classes(d, classes, pairing.pairs, rounds, request);
   add_resolution_notes(d, request, classes, best.device);
+  add_load_note(d, candidate);
   return conclude(std::move(d), best, candidate);
 }
 

@@ -31,6 +31,10 @@ struct Request {
   std::optional<spec::Roofline> roofline;
 };
 
+/// The share of the machine's CPU time that other processes took while a host measurement ran
+/// (profile::Measurement::others_cpu) from which its decision notes that the machine was busy.
+constexpr double kBusyMachine = 0.25;
+
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,
                 const Request &request, const Options &options = {});

@@ -194,6 +194,9 @@ nlohmann::json to_json(const Measurement &m) {
                    {"configs", configs}};
   util::put_texts(j, required_texts(m));
   util::put_texts(j, later_texts(m));
+  if (m.others_cpu >= 0) {
+    j["others_cpu"] = m.others_cpu;
+  }
   return j;
 }
 
@@ -211,6 +214,13 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
     throw Error(source +
                 ": field 'arrangement': expected \"best-first\" or \"candidate-first\", got '" +
                 m.arrangement + "'");
+  }
+  m.others_cpu = util::json_field_or<double>(j, "others_cpu", -1, source);
+  if (j.contains("others_cpu") && !(m.others_cpu >= 0 && m.others_cpu <= 1)) {
+    throw Error(source +
+                ": field 'others_cpu': expected a share of the machine's CPU time in [0, "
+                "1], got " +
+                util::format_number(m.others_cpu));
   }
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);

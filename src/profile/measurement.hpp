@@ -83,6 +83,10 @@ struct Measurement {
   /// before arrangements were recorded. Alternates from one measurement of a candidate to the
   /// next, and a change within the threshold is confirmed only across the two (docs/KEEP.md).
   std::string arrangement;
+  /// Side by side on a host family: the share of the machine's CPU time that processes other
+  /// than kopt and its harnesses used while the rounds ran, 0..1 (util::others_share); -1 when
+  /// not taken (a GPU family, no /proc/stat, or written before kopt took it).
+  double others_cpu = -1;
   std::vector<std::string> config_columns;
   std::vector<ConfigResult> configs;
 

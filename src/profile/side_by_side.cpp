@@ -1,5 +1,6 @@
 #include "profile/bench_detail.hpp"
 
+#include "util/cpu_time.hpp"
 #include "util/error.hpp"
 
 #include <cstdlib>
@@ -51,6 +52,26 @@ void slow_for_tests(std::vector<Measurement> &runs) {
   }
 }
 
+// How busy the machine was while a host family's rounds ran (Measurement::others_cpu): a host
+// kernel's times move with what else the machine runs. Taken from construction to others().
+class MachineLoad {
+public:
+  explicit MachineLoad(bool host)
+      : before_(host ? util::machine_cpu() : std::nullopt), own_(util::own_cpu_seconds()) {}
+
+  /// The share of the machine's CPU time other processes used since construction; -1 untaken.
+  double others() const {
+    std::optional<util::MachineCpu> after = before_ ? util::machine_cpu() : std::nullopt;
+    return after ? util::others_share(*before_, *after, util::own_cpu_seconds() - own_,
+                                      util::cpu_ticks_per_second())
+                 : -1;
+  }
+
+private:
+  std::optional<util::MachineCpu> before_;
+  double own_ = 0;
+};
+
 } // namespace
 
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
@@ -69,6 +90,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
     candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir);
   }
   const bool best_starts = arrangement == Arrangement::best_first;
+  const MachineLoad load(family.backend == spec::Backend::host);
   bool stop = false;
   for (int k = 0; k < rounds && !stop; ++k) {
     bool last = false; // the candidate's checked run was wrong: this round is the last
@@ -110,6 +132,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
     best_side->finish(best_runs);
     candidate_side->finish(candidate_runs);
   }
+  const double others_cpu = load.others();
   slow_for_tests(best_starts ? best_runs : candidate_runs);
   auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
     if (!runs.empty()) {
@@ -127,6 +150,7 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   result.candidate.paired_best_hash = result.best.hash;
   result.candidate.arrangement = to_string(arrangement);
   result.best.arrangement = result.candidate.arrangement;
+  result.candidate.others_cpu = result.best.others_cpu = others_cpu;
   return result;
 }
 

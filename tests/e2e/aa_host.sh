@@ -2,7 +2,8 @@
 # line (the same code under another content hash), decided against BEST 01 three times
 # (`cmake --build --target candidate_70_bench`, then `ctest -L keep`). Under the paired rule
 # no decision may be a keep, a regression or a failure, and the regression counter stays 0.
-# Every harness run of a decision runs on one CPU (a host family's runs are pinned).
+# Every harness run of a decision runs on one CPU (a host family's runs are pinned). A fourth
+# decision, made while every CPU is kept busy by another process, notes that the machine was busy.
 # It runs in e2e.cheats_setup's folder (KOPT_E2E_WORK), where 70 is built and 01 is BEST.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
 need cmake
@@ -37,6 +38,29 @@ for i in 1 2 3; do
   "$KOPT" record "${kopt_family[@]}" --candidate 70 >"$WORK/record.log" 2>&1 ||
     { cat "$WORK/record.log"; fail "record (decision $i)"; }
 done
+echo "--- one more, with every CPU kept busy by another process: the decision says so"
+# Not recorded: under this load any verdict may come out (the note says why).
+busy=()
+for _ in $(seq "$(nproc)"); do
+  (while :; do :; done) &
+  busy+=($!)
+done
+rc=0
+"$KOPT" bench "${kopt_family[@]}" --candidate 70 --rounds 2 >"$WORK/busy_bench.log" 2>&1 || rc=$?
+kill "${busy[@]}"
+wait "${busy[@]}" 2>/dev/null || true
+[ $rc -eq 0 ] || { cat "$WORK/busy_bench.log"; fail "kopt bench under load exited $rc"; }
+"$KOPT" decide "${kopt_family[@]}" --candidate 70 >"$WORK/busy_decide.log" 2>&1 || true
+cat "$WORK/busy_decide.log"
+python3 - "$state/results/70" <<'PY' || fail "the busy machine is not in the measurement and its decision"
+import json, sys
+m = json.load(open(sys.argv[1] + "/measurement.json"))
+d = json.load(open(sys.argv[1] + "/decision.json"))
+assert m["others_cpu"] >= 0.25, m.get("others_cpu")
+assert any("of this machine's CPU time while the rounds ran" in n for n in d["notes"]), d["notes"]
+PY
+grep -q "^note: other processes used [0-9]*% of this machine's CPU time" "$WORK/busy_decide.log" ||
+  fail "kopt decide printed no note of the busy machine"
 [ "$(json_get "$state/ledger/state.json" consecutive_regressions)" = "$counter" ] ||
   { cat "$state/ledger/state.json"; fail "the regression counter moved"; }
 expect_best 01

@@ -306,4 +306,26 @@ TEST_CASE("a candidate identical to BEST is a tie that is not measured") {
   CHECK(d.identical_to == "BEST 00");
 }
 
+TEST_CASE("a host measurement on a busy machine says so beside its verdict") {
+  Simulator sim;
+  auto [best, candidate] = sim.run(0);
+  const auto load_notes = [](const Decision &d) {
+    int n = 0;
+    for (const std::string &note : d.notes) {
+      n += note.find("of this machine's CPU time while the rounds ran") != std::string::npos;
+    }
+    return n;
+  };
+  const Decision idle = decide(best, candidate, Request{});
+  CHECK(load_notes(idle) == 0); // not taken
+  candidate.others_cpu = best.others_cpu = 0.1;
+  CHECK(load_notes(decide(best, candidate, Request{})) == 0);
+  candidate.others_cpu = best.others_cpu = 0.48;
+  const Decision busy = decide(best, candidate, Request{});
+  REQUIRE(load_notes(busy) == 1);
+  CHECK(busy.notes.back().rfind("other processes used 48% of this machine's CPU time", 0) == 0);
+  CHECK(busy.verdict == idle.verdict); // a note, not a verdict
+  CHECK(busy.reason == idle.reason);
+}
+
 TEST_SUITE_END();

@@ -84,4 +84,21 @@ TEST_CASE("values are one per config column, as the configs file's") {
                       "m.json: configs[0]: field 'values' has the wrong type");
 }
 
+TEST_CASE("how busy the machine was: written when taken, a share of its CPU time") {
+  nlohmann::json j = with_times(2.5, {{2.0, 3.0}});
+  CHECK_FALSE(j.contains("others_cpu")); // not taken: not written
+  CHECK(measurement_from_json(j, "m.json").others_cpu == -1);
+  Measurement m = measurement_from_json(j, "m.json");
+  m.others_cpu = 0.42;
+  j = kopt::profile::to_json(m);
+  CHECK(j["others_cpu"] == 0.42);
+  CHECK(measurement_from_json(j, "m.json").others_cpu == 0.42);
+  j["others_cpu"] = 1.5;
+  REQUIRE_THROWS_WITH(measurement_from_json(j, "m.json"),
+                      "m.json: field 'others_cpu': expected a share of the machine's CPU time in "
+                      "[0, 1], got 1.5");
+  j["others_cpu"] = "busy";
+  CHECK_THROWS_WITH(measurement_from_json(j, "m.json"), doctest::Contains("others_cpu"));
+}
+
 TEST_SUITE_END();
