@@ -179,6 +179,7 @@ ordered_json answer(const LoadedFamily &loaded, const std::string &id, const led
       {"incorrect", decision["incorrect"]},
       {"winning", d.winning},
       {"split_advice", d.split_advice},
+      {"notes", d.notes},
       {"repair", repair},
       {"regressions",
        {{"consecutive", s.consecutive_regressions},

@@ -32,6 +32,10 @@ k = r["11"]
 check(k["verdict"] == "keep" and k["exit_code"] == 0 and k["best"] == "11", "11 keep", k)
 check(k["classes"] and all("low" in c and "high" in c for c in k["classes"]), "11's intervals", k)
 check(k["next"]["action"] == "propose" and k["next"]["base"] == "11", "11's next", k)
+# The decision's notes, each a line ("other processes used ..% of this machine's CPU time" when
+# the test command's other tests kept the machine busy): there, whatever they say.
+check(all(isinstance(x["notes"], list) and all(isinstance(n, str) for n in x["notes"])
+          for x in r.values()), "the answers' notes", k)
 w = r["12"]
 check(w["verdict"] == "incorrect" and w["exit_code"] == 3, "12 incorrect", w)
 check(w["repair"] == {"proposal": "12", "attempt": 1, "of": 3, "abandoned": False}, "12's repair", w)

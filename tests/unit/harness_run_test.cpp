@@ -455,7 +455,11 @@ TEST_CASE("cheats are caught by the checked runs") {
       doubled(in, out);
       memo[in.data()] = out;
     });
-    CHECK(check.rfind("timed run 1: 64 of 64 outputs wrong (0 NaN, max abs ", 0) == 0);
+    // Every output of the copied answer is wrong but for the rare one whose old and new inputs
+    // lie within the tolerance (about 1 run in 280 on uniform inputs): the count is not asserted.
+    INFO(check);
+    CHECK(check.rfind("timed run 1: ", 0) == 0);
+    CHECK(check.find(" of 64 outputs wrong (0 NaN, max abs ") != std::string::npos);
   }
   SUBCASE("works only when the output was poisoned: every run is poisoned") {
     // Not caught, and that is right: poisoning every run leaves it nothing to tell apart.
