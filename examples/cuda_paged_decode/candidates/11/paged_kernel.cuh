@@ -301,6 +301,31 @@ __device__ inline float warps_max(const float *sM, int M, int row) {
   return top;
 }
 
+// The warps' tree over two slots of shared memory (11: one for both states): warps 2 and 3
+// leave their rows for warps 0 and 1 to add, then warp 1 its sum for warp 0. put(k) writes this
+// warp's rows into slot k, add(k) adds slot k's to them. True in warp 0, which then holds the
+// CTA's sum.
+template <class Put, class Add> __device__ bool merge_tree(const Put &put, const Add &add) {
+  const int warp = threadIdx.x / 32;
+  if (warp >= 2) {
+    put(warp - 2);
+  }
+  __syncthreads();
+  if (warp < 2) {
+    add(warp);
+  }
+  __syncthreads(); // warp 0 has read slot 0 before warp 1 writes it
+  if (warp == 1) {
+    put(0);
+  }
+  __syncthreads();
+  if (warp != 0) {
+    return false;
+  }
+  add(0);
+  return true;
+}
+
 // The warps' merge, without atomics (07's shared-memory atomicAdd of floats compiled to spinning
 // compare-and-swap loops, four warps on the same words): each warp's rows rescaled to the CTA's max,
 // then a tree over two slots of shared memory (over the stages, free once every warp has left the
@@ -382,22 +407,9 @@ __device__ void merge_and_store(const PagedArgs &a, WarpState<D, RT> &w, float *
       }
     }
   };
-  if (warp >= 2) {
-    put(warp - 2);
-  }
-  __syncthreads();
-  if (warp < 2) {
-    add(warp);
-  }
-  __syncthreads(); // warp 0 has read slot 0 before warp 1 writes it
-  if (warp == 1) {
-    put(0);
-  }
-  __syncthreads();
-  if (warp != 0) {
+  if (!merge_tree(put, add)) {
     return;
   }
-  add(0);
 #pragma unroll
   for (int rt = 0; rt < RT; ++rt) {
 #pragma unroll
@@ -691,22 +703,9 @@ __device__ void swap_merge_and_store(const PagedArgs &a, SwapState<D> &w, float 
       }
     }
   };
-  if (warp >= 2) {
-    put(warp - 2);
-  }
-  __syncthreads();
-  if (warp < 2) {
-    add(warp);
-  }
-  __syncthreads(); // warp 0 has read slot 0 before warp 1 writes it
-  if (warp == 1) {
-    put(0);
-  }
-  __syncthreads();
-  if (warp != 0) {
+  if (!merge_tree(put, add)) {
     return;
   }
-  add(0);
   __syncwarp(); // every lane has read slot 0 before any writes the sum there
   put(0);
   __syncwarp();
