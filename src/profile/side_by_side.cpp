@@ -57,7 +57,8 @@ void slow_for_tests(std::vector<Measurement> &runs) {
 class MachineLoad {
 public:
   explicit MachineLoad(bool host)
-      : before_(host ? util::machine_cpu() : std::nullopt), own_(util::own_cpu_seconds()) {}
+      : before_(host ? util::machine_cpu() : std::nullopt),
+        own_(before_ ? util::own_cpu_seconds() : 0) {}
 
   /// The share of the machine's CPU time other processes used since construction; -1 untaken.
   double others() const {
