@@ -3,6 +3,7 @@
 #include "kopt/harness/atomic_file.hpp"
 #include "kopt/harness/error.hpp"
 #include "kopt/harness/golden.hpp"
+#include "kopt/harness/guard.hpp"
 #include "kopt/harness/identity.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <unistd.h>
 
 namespace kopt::harness {
 
@@ -53,6 +55,26 @@ std::string describe(const Comparison &c) {
   return text + ", max abs " + format("%.3g", c.max_abs) + ")";
 }
 
+// One timed run. The host timer is called by name, not through the object's vtable pointer,
+// which lives in memory a candidate's code can write.
+double time_once(Timer &timer, ChronoTimer *host, Problem &problem) {
+  return host ? host->ChronoTimer::time_run(problem) : timer.time_run(problem);
+}
+
+// Tells kopt a timed run's time the moment it is measured (`kopt-sample CONFIG RUN US` on stdout,
+// written at once, where kopt runs the harness guarded): kopt compares them with the results
+// file, so that times rewritten in this process's memory afterwards are caught.
+void report_sample(std::size_t config, int run, double us) {
+  if (!guard_on()) {
+    return;
+  }
+  char line[96];
+  int n = std::snprintf(line, sizeof line, "kopt-sample %zu %d %.3f\n", config, run, us);
+  if (n > 0) {
+    (void)!::write(1, line, static_cast<std::size_t>(n));
+  }
+}
+
 // Checks the run that just returned with the family's reference; the first failure is kept.
 void check_run(Problem &problem, const std::string &run, Result &result) {
   std::optional<Comparison> checked = problem.check_output();
@@ -71,8 +93,9 @@ void check_run(Problem &problem, const std::string &run, Result &result) {
 // writing a golden. Reading a large output back is hundreds of MB per config, so a comparison
 // with the golden is made where the output lives when the family can (compare_with_golden).
 // Outside the benchmark modes it is the config's one timed run.
-std::vector<float> golden_run(Problem &problem, Timer &timer, const Config &config,
-                              const Options &options, bool compare_golden, Result &result) {
+std::vector<float> golden_run(Problem &problem, Timer &timer, ChronoTimer *host,
+                              const Config &config, const Options &options, bool compare_golden,
+                              Result &result) {
   const bool read_output = options.mode == Mode::write_golden;
   const bool benchmark = options.mode == Mode::benchmark || options.mode == Mode::full_benchmark;
   if (!read_output && !compare_golden && benchmark) {
@@ -86,7 +109,7 @@ std::vector<float> golden_run(Problem &problem, Timer &timer, const Config &conf
     problem.run();
     problem.sync();
   } else {
-    result.us = timer.time_run(problem);
+    result.us = time_once(timer, host, problem);
     result.samples.push_back(result.us);
   }
   check_run(problem, "the run on the golden's inputs", result);
@@ -108,7 +131,8 @@ Comparison compare_with_golden(Problem &problem, const Golden &golden, const Con
 // Warm-ups, then timed runs, each on fresh inputs and a poisoned output; every timed run is
 // checked. Nothing the kernel can see tells a checked run from another: every run gets the
 // same fills, poison and synchronisation, and the check comes after the kernel returned.
-void timed_runs(Problem &problem, Timer &timer, const Options &options, Result &result) {
+void timed_runs(Problem &problem, Timer &timer, ChronoTimer *host, const Options &options,
+                std::size_t config, Result &result) {
   for (int i = 0; i < options.warmup; ++i) {
     Rng rng(fresh_seed());
     problem.fill_inputs(rng);
@@ -121,14 +145,17 @@ void timed_runs(Problem &problem, Timer &timer, const Options &options, Result &
     problem.fill_inputs(rng);
     problem.poison_output();
     const int threads = timer.runs_on_host() ? live_threads() : -1;
-    result.samples.push_back(timer.time_run(problem));
+    const double wall = time_once(timer, host, problem);
+    report_sample(config, i + 1, wall);
+    result.samples.push_back(wall);
     const int after = timer.runs_on_host() ? live_threads() : -1;
     const std::string run = "timed run " + std::to_string(i + 1);
-    const double cpu = timer.cpu_us();
-    const double wall = result.samples.back();
-    if (options.one_cpu && cpu > 1.25 * wall + 1000 && result.check.empty()) {
-      // Pinned to one CPU, a run cannot use more CPU time than it took: threads of the kernel
-      // moved off that CPU (bench.pin_cpu: false is the way for a kernel that starts threads).
+    const double cpu = host ? host->ChronoTimer::cpu_us() : timer.cpu_us();
+    if (options.one_cpu && cpu > 1.02 * wall + 100 && result.check.empty()) {
+      // Pinned to one CPU, a run cannot use more CPU time than it took (its CPU time is taken
+      // just outside its wall time): threads of the kernel ran on another CPU. Where kopt
+      // confines the run they cannot leave it (bench.pin_cpu: false is the way for a kernel
+      // that starts threads).
       result.check = run + ": the kernel used " + format("%.0f", cpu) + " us of CPU time in " +
                      format("%.0f", wall) + " us: it ran on more than the one CPU it is pinned to";
       result.check_error = 1;
@@ -173,9 +200,14 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
   if (!options.golden.empty()) {
     golden.emplace(options.golden, configs);
   }
-  std::unique_ptr<Timer> timer = spec.make_timer ? spec.make_timer() : nullptr;
-  if (!timer) {
-    timer = std::make_unique<ChronoTimer>();
+  std::unique_ptr<Timer> made = spec.make_timer ? spec.make_timer() : nullptr;
+  ChronoTimer chrono;
+  ChronoTimer *host = made ? nullptr : &chrono;
+  Timer *timer = made ? made.get() : &chrono;
+  if (guard_on()) {
+    // Once the device is up: what its runtime (and the tracer) loaded is guarded too.
+    static const std::string guarded = guard_memory();
+    log << "harness: " << guarded << "\n";
   }
   if (golden && timer->runs_on_host()) {
     // A host run is timed, and its CPU time and threads checked, in this process: the reader
@@ -202,12 +234,12 @@ std::vector<Result> run_configs(const std::vector<Config> &configs, const Option
       throw Error(config.where() + ": the family made no problem for kernel " + result.kernel);
     }
     std::vector<float> output =
-        golden_run(*problem, *timer, config, options, golden.has_value(), result);
+        golden_run(*problem, *timer, host, config, options, golden.has_value(), result);
     if (golden) {
       result.comparison = compare_with_golden(*problem, golden->take(config), config);
     }
     if (options.mode == Mode::benchmark || options.mode == Mode::full_benchmark) {
-      timed_runs(*problem, *timer, options, result);
+      timed_runs(*problem, *timer, host, options, results.size() + 1, result);
     }
     log_result(log, config, result, results.size() + 1, configs.size());
     if (options.mode == Mode::write_golden) {

@@ -1,7 +1,10 @@
 #include "buildinfo/hash_stamp.hpp"
 
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/read_file.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -82,6 +85,19 @@ std::string stamped_hash(const std::filesystem::path &binary) {
   std::string slot(33, '\0');
   in.read(slot.data(), 33);
   return slot.substr(0, slot.find('\0'));
+}
+
+void record_built_hash(const std::filesystem::path &binary, const std::filesystem::path &gen_dir) {
+  util::write_file_atomic(gen_dir / kBuiltHashFile, util::hash_file(binary) + "\n");
+}
+
+std::string built_hash(const std::filesystem::path &gen_dir) {
+  const std::filesystem::path file = gen_dir / kBuiltHashFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return "";
+  }
+  return std::string(util::trim(util::read_file(file)));
 }
 
 } // namespace kopt::buildinfo

@@ -23,4 +23,15 @@ void stamp_hash(const std::filesystem::path &binary, const std::string &hash);
 /// Returns the hash in `binary`'s slot ("" when none was stamped); throws Error as stamp_hash.
 std::string stamped_hash(const std::filesystem::path &binary);
 
+/// The file beside a candidate's kopt_hash.txt (its gen folder) that holds the file hash
+/// (util::hash_file) of its harness executable as the build made it, stamped.
+inline constexpr std::string_view kBuiltHashFile = "harness_file_hash.txt";
+
+/// Writes `binary`'s file hash into kBuiltHashFile in `gen_dir` (atomically): what kopt checks
+/// the program it runs against, so that a harness changed after its build is never run.
+void record_built_hash(const std::filesystem::path &binary, const std::filesystem::path &gen_dir);
+
+/// Returns the file hash recorded for the harness of `gen_dir`, "" when none was recorded.
+std::string built_hash(const std::filesystem::path &gen_dir);
+
 } // namespace kopt::buildinfo

@@ -29,6 +29,8 @@ Handler setup_stamp_hash(CLI::App &app) {
   return [options](Context &context) {
     std::string hash(util::trim(util::read_file(options->hash_file)));
     buildinfo::stamp_hash(options->binary, hash);
+    buildinfo::record_built_hash(options->binary,
+                                 std::filesystem::path(options->hash_file).parent_path());
     if (context.json) {
       context.out << util::dump_json(nlohmann::json{{"binary", options->binary}, {"hash", hash}},
                                      -1)

@@ -70,16 +70,21 @@ void use_cupti_times(Measurement &m, const std::filesystem::path &trace,
 /// (`--serve`): it starts before its first round, runs each round when asked (so the sides still
 /// take turns round by round), and exits after the last, when the CUPTI tracer writes the trace
 /// that times every round. Its start-up (context, tracer, module loads) is paid once instead of
-/// once per round. Its log goes to rounds/<best|candidate>-<id>.log, its trace beside it.
+/// once per round. Its log goes to rounds/<best|candidate>-<id>.log; its trace, and the copy of
+/// its harness it runs, to the folder rounds/<best|candidate>-<id>/. It runs confined: it writes
+/// only that folder and `round_dirs`, its rounds' folders.
 class ServedSide {
 public:
   ServedSide(const spec::Family &family, const spec::Layout &layout, std::string id,
              std::string side, util::ProcessRunner &runner, const RunSetup &setup,
-             const std::filesystem::path &dir);
+             const std::filesystem::path &dir, std::vector<std::filesystem::path> round_dirs);
 
   /// Runs the next round into `run_dir`; returns its measurement, timed by the harness until
   /// finish() reads the trace, or failed (and then the process has ended).
   Measurement round(const std::filesystem::path &run_dir);
+
+  /// Stops the process (SIGSTOP) while the other side runs, or lets it go on.
+  void hold(bool stopped);
 
   /// Closes the process's stdin, so that it begins to exit (and write its trace).
   void close();
@@ -99,7 +104,9 @@ private:
   util::ProcessRunner &runner_;
   const RunSetup &setup_;
   std::filesystem::path log_;
+  std::filesystem::path own_; // the folder it writes besides its rounds'
   std::filesystem::path trace_;
+  std::vector<std::filesystem::path> round_dirs_;
   util::Command command_;
   std::unique_ptr<util::Conversation> talk_;
   bool ended_ = false;

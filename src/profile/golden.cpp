@@ -1,4 +1,5 @@
 #include "profile/bench_detail.hpp"
+#include "profile/confined.hpp"
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -62,6 +63,7 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   command.cpu = setup.cpu;
+  confine_harness(command, {layout.golden().parent_path()});
   util::ProcessResult result = runner.run(command);
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {

@@ -1,6 +1,7 @@
 #include "profile/bench_detail.hpp"
 
 #include "buildinfo/build_flags.hpp"
+#include "profile/confined.hpp"
 #include "profile/cupti_trace.hpp"
 #include "profile/freshness.hpp"
 #include "profile/rocprofv3.hpp"
@@ -10,7 +11,9 @@
 #include "util/interrupt.hpp"
 #include "util/text.hpp"
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 
 namespace kopt::profile {
 
@@ -82,6 +85,53 @@ std::string device_name(const spec::Family &family, const RunSetup &setup) {
   return setup.device.empty() ? "GPU" : setup.device;
 }
 
+// Where the harness ran guarded, it told kopt each timed run's time as it measured it
+// (`kopt-sample CONFIG RUN US`): the results file must hold exactly those times. Returns "" or
+// what differs.
+std::string samples_disagree(const util::ProcessResult &result,
+                             const std::vector<HarnessRow> &rows) {
+  if (result.err.find("harness: guarded ") == std::string::npos) {
+    return ""; // not guarded (a harness run by hand or of an older kopt): nothing was reported
+  }
+  std::map<std::pair<size_t, size_t>, std::string> reported;
+  const std::string prefix = "kopt-sample ";
+  for (const std::string &line : util::split(result.out, '\n')) {
+    if (!line.starts_with(prefix)) {
+      continue;
+    }
+    std::vector<std::string> words = util::split(line.substr(prefix.size()), ' ');
+    size_t config = 0, run = 0;
+    if (words.size() != 3 || std::sscanf(words[0].c_str(), "%zu", &config) != 1 ||
+        std::sscanf(words[1].c_str(), "%zu", &run) != 1 ||
+        !reported.emplace(std::make_pair(config, run), words[2]).second) {
+      return "the harness's stdout holds a timed run's report twice or malformed ('" +
+             util::excerpt(line, 80) + "'): something beside the harness wrote it";
+    }
+  }
+  size_t expected = 0;
+  for (size_t c = 0; c < rows.size(); ++c) {
+    for (size_t r = 0; r < rows[c].samples.size(); ++r, ++expected) {
+      auto found = reported.find({c + 1, r + 1});
+      char written[64];
+      std::snprintf(written, sizeof written, "%.3f", rows[c].samples[r]);
+      if (found == reported.end() || found->second != written) {
+        return "config " + util::join(rows[c].values, ",") + ", timed run " +
+               std::to_string(r + 1) + ": the results file says " + written +
+               " us, but the harness measured " +
+               (found == reported.end() ? std::string("no such run") : found->second + " us") +
+               " when it ran it: its times were rewritten in its memory";
+      }
+    }
+  }
+  if (reported.size() != expected) {
+    return "the harness reported " + std::to_string(reported.size()) +
+           " timed runs, its results "
+           "file holds " +
+           std::to_string(expected) + ": something beside the harness wrote them";
+  }
+  return "";
+}
+
 } // namespace
 
 namespace detail {
@@ -96,12 +146,18 @@ void write_log(const fs::path &file, const util::Command &command,
   if (command.cpu >= 0) {
     text += ", on CPU " + std::to_string(command.cpu);
   }
+  if (!result.confined.empty()) {
+    text += ", confined (" + result.confined + ")";
+  }
   text += "\n--- stdout\n" + result.out + "--- stderr\n" + result.err;
   util::write_file_atomic(file, text);
 }
 
 // Why a harness run failed: how it ended, the config it died on, the last lines of its stderr.
 std::string harness_failure(const util::ProcessResult &result, double timeout_s) {
+  if (std::string refused = refusal(result); !refused.empty()) {
+    return refused; // what the candidate's code tried, not the exit it led to
+  }
   std::string reason = "harness " + result.describe(timeout_s);
   std::string config = unfinished_config(result.err);
   if (!config.empty()) {
@@ -222,12 +278,13 @@ util::Command harness_command(const spec::Family &family, const spec::Layout &la
 
 namespace {
 
-// A copy of a file for the length of a scope (fs::copy_file, then removed).
+// The harness a run executes: a copy of the one kopt built, checked against its build's hash,
+// in the run's folder for the length of a scope (removed after).
 struct ScopedCopy {
   fs::path path;
-  ScopedCopy(const fs::path &from, fs::path to) : path(std::move(to)) {
-    fs::copy_file(from, path, fs::copy_options::overwrite_existing);
-  }
+  std::string problem; // why the build's program is not run, "" when it is
+  ScopedCopy(const spec::Layout &layout, const std::string &id, fs::path to)
+      : path(std::move(to)), problem(verified_copy(layout, id, path)) {}
   ~ScopedCopy() {
     std::error_code ec;
     fs::remove(path, ec);
@@ -276,6 +333,32 @@ void use_times(Measurement &m, const Profiled &run, const std::string &ncu_stdou
   }
 }
 
+// `m` failed for `reason`.
+Measurement &fail_run(Measurement &m, std::string reason) {
+  m.status = "failed";
+  m.reason = std::move(reason);
+  return m;
+}
+
+// Adds a finished run's results file (`csv`) to `m`, checked, where it was a benchmark, against
+// the times the harness reported while it ran; false (and `m` failed) when they cannot be.
+bool add_results(Measurement &m, const fs::path &csv, const util::ProcessResult &result,
+                 const spec::Family &family, bool benchmark) {
+  std::vector<HarnessRow> rows;
+  try {
+    rows = read_harness_results(csv, m.config_columns, family.impl);
+  } catch (const Error &e) {
+    fail_run(m, e.what());
+    return false;
+  }
+  if (std::string why = benchmark ? samples_disagree(result, rows) : ""; !why.empty()) {
+    fail_run(m, why);
+    return false;
+  }
+  add_configs(m, std::move(rows), family);
+  return true;
+}
+
 } // namespace
 
 std::string host_cpu_model() {
@@ -313,25 +396,24 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   fs::path csv = dir / (mode == HarnessMode::correctness ? "correctness.csv" : "results.csv");
   fs::remove(csv); // a stale file must never pass for this run's results
   if (!fs::exists(harness)) {
-    m.status = "failed";
-    m.reason =
-        "no harness binary at " + harness.string() + " (build target candidate_" + id + " first)";
-    return m;
+    return fail_run(m, "no harness binary at " + harness.string() + " (build target candidate_" +
+                           id + " first)");
   }
-  // A host benchmark run executes a fresh copy of the harness in its round's folder: the pages
-  // a binary's file holds stay where they first landed, so one side's runs would share one
-  // placement in memory for a whole measurement (a bias of up to 1.6% between byte-identical
-  // binaries on a 2-core machine); a copy per run turns it into noise the interval carries.
-  std::optional<ScopedCopy> copy;
-  if (host && mode != HarnessMode::correctness && !results_dir.empty()) {
-    copy.emplace(harness, dir / harness.filename());
-    harness = copy->path;
+  // Every run executes a fresh copy of the harness in its own folder, checked against the file
+  // kopt built: a candidate's code may have replaced another's executable. On the host the copy
+  // also changes where the binary's pages land each run: one side's runs would otherwise share
+  // one placement in memory for a whole measurement (a bias of up to 1.6% between
+  // byte-identical binaries on a 2-core machine), which a copy per run turns into noise.
+  const ScopedCopy copy(layout, id, dir / harness.filename());
+  if (!copy.problem.empty()) {
+    return fail_run(m, copy.problem);
   }
-  util::Command command = harness_command(family, layout, mode, setup, csv, golden, harness);
+  util::Command command = harness_command(family, layout, mode, setup, csv, golden, copy.path);
   bool profiling = mode != HarnessMode::correctness;
   const Profiled run =
       under_profiler(command, profiling ? benchmark_profiler(family, setup) : m.measured_by, dir);
   bool under_ncu = run.profiler == Source::ncu;
+  confine_harness(command, {dir}, under_ncu || run.profiler == Source::rocprofv3);
   if (host) {
     util::become_subreaper();
   }
@@ -351,27 +433,18 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   write_log(log, command, result, family.timeout_s);
   m.hash = harness_hash(result.out);
   if (left > 0) {
-    m.status = "failed";
-    m.reason = "the harness left " + std::to_string(left) +
-               " process(es) running after it exited (killed): a candidate may leave nothing "
-               "running";
-    return m;
+    return fail_run(m, "the harness left " + std::to_string(left) +
+                           " process(es) running after it exited (killed): a candidate may leave "
+                           "nothing running");
   }
   if (!result.ok()) {
-    m.status = "failed";
-    m.reason = run.profiler == Source::cupti ? traced_failure(result, family, run.cupti_trace)
-                                             : harness_failure(result, family.timeout_s);
+    return fail_run(m, run.profiler == Source::cupti
+                           ? traced_failure(result, family, run.cupti_trace)
+                           : harness_failure(result, family.timeout_s));
+  }
+  if (!add_results(m, csv, result, family, profiling)) {
     return m;
   }
-  std::vector<HarnessRow> rows;
-  try {
-    rows = read_harness_results(csv, m.config_columns, family.impl);
-  } catch (const Error &e) {
-    m.status = "failed";
-    m.reason = e.what();
-    return m;
-  }
-  add_configs(m, std::move(rows), family);
   if (profiling) {
     use_times(m, run, result.out, log, family, ncu_launches);
   }

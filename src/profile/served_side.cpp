@@ -1,5 +1,6 @@
 #include "profile/bench_detail.hpp"
 
+#include "profile/confined.hpp"
 #include "profile/cupti_trace.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -25,10 +26,10 @@ std::string fresh_token() {
 
 ServedSide::ServedSide(const spec::Family &family, const spec::Layout &layout, std::string id,
                        std::string side, util::ProcessRunner &runner, const RunSetup &setup,
-                       const fs::path &dir)
+                       const fs::path &dir, std::vector<fs::path> round_dirs)
     : family_(family), layout_(layout), id_(std::move(id)), runner_(runner), setup_(setup),
-      log_(dir / (side + "-" + id_ + ".log")),
-      trace_(dir / (side + "-" + id_ + ".cupti_trace.csv")) {}
+      log_(dir / (side + "-" + id_ + ".log")), own_(dir / (side + "-" + id_)),
+      trace_(own_ / "cupti_trace.csv"), round_dirs_(std::move(round_dirs)) {}
 
 // Runs the next round into `run_dir`; returns its measurement, timed by the harness until
 // finish() reads the trace, or failed (and then the process has ended).
@@ -47,10 +48,25 @@ Measurement ServedSide::round(const fs::path &run_dir) {
       return failed(m, "no harness binary at " + harness.string() + " (build target candidate_" +
                            id_ + " first)");
     }
+    // The process writes only its own folder (its trace) and its rounds' folders, made now; it
+    // runs a checked copy of its harness, which the other side cannot write.
+    fs::create_directories(own_);
+    for (const fs::path &round_dir : round_dirs_) {
+      fs::create_directories(round_dir);
+    }
+    const fs::path copy = own_ / harness.filename();
+    if (std::string problem = verified_copy(layout_, id_, copy); !problem.empty()) {
+      ended_ = true;
+      reason_ = problem;
+      return failed(m, reason_);
+    }
     // Each round's results file comes on stdin; the golden is compared in the first round.
     command_ = harness_command(family_, layout_, HarnessMode::benchmark, setup_, {},
-                               GoldenCheck::compare, harness, true);
+                               GoldenCheck::compare, copy, true);
     trace_with_cupti(command_, find_cupti_tracer(), trace_);
+    std::vector<fs::path> writable = round_dirs_;
+    writable.push_back(own_);
+    confine_harness(command_, std::move(writable));
     talk_ = runner_.start(command_);
   }
   std::string token = fresh_token();
@@ -65,6 +81,14 @@ Measurement ServedSide::round(const fs::path &run_dir) {
     return failed(m, e.what());
   }
   return m;
+}
+
+// Stops the process while the other side runs (SIGSTOP), or lets it go on: it can then launch
+// nothing, on the CPU or the GPU, during the other side's rounds.
+void ServedSide::hold(bool stopped) {
+  if (talk_ && !ended_) {
+    talk_->hold(stopped);
+  }
 }
 
 // Closes the process's stdin, so that it begins to exit (and write its trace).

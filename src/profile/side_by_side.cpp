@@ -73,6 +73,34 @@ private:
   double own_ = 0;
 };
 
+// Round k's folder of one side ("best-01", "candidate-03") under `dir`: "1-best-01".
+fs::path round_dir(const fs::path &dir, int k, const std::string &side) {
+  return dir / (std::to_string(k + 1) + "-" + side);
+}
+
+// Every round's folder of one side.
+std::vector<fs::path> round_dirs(const fs::path &dir, int rounds, const std::string &side) {
+  std::vector<fs::path> dirs;
+  for (int k = 0; k < rounds; ++k) {
+    dirs.push_back(round_dir(dir, k, side));
+  }
+  return dirs;
+}
+
+// One side's rounds merged into its measurement, or failed when it measured none.
+Measurement merged_side(const spec::Family &family, const std::vector<Measurement> &runs,
+                        const std::string &who, int rounds) {
+  if (!runs.empty()) {
+    return merge_rounds(runs, static_cast<size_t>(rounds));
+  }
+  Measurement m;
+  m.family = family.name;
+  m.candidate = who;
+  m.status = "failed";
+  m.reason = "not measured: the side-by-side run stopped when the other side failed";
+  return m;
+}
+
 } // namespace
 
 SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layout,
@@ -85,10 +113,15 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   std::vector<Measurement> candidate_runs;
   // Under the CUPTI tracer each side's rounds are served by one harness process. Both sides
   // compare their first round's output with the golden: the same work outside the timed runs.
+  auto run_dir = [&](int k, bool best_turn) {
+    return round_dir(dir, k, best_turn ? "best-" + best_id : "candidate-" + id);
+  };
   std::optional<ServedSide> best_side, candidate_side;
   if (benchmark_profiler(family, setup) == Source::cupti) {
-    best_side.emplace(family, layout, best_id, "best", runner, setup, dir);
-    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir);
+    best_side.emplace(family, layout, best_id, "best", runner, setup, dir,
+                      round_dirs(dir, rounds, "best-" + best_id));
+    candidate_side.emplace(family, layout, id, "candidate", runner, setup, dir,
+                           round_dirs(dir, rounds, "candidate-" + id));
   }
   const bool best_starts = arrangement == Arrangement::best_first;
   const MachineLoad load(family.backend == spec::Backend::host);
@@ -99,16 +132,20 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
     for (int turn = 0; turn < 2 && !stop; ++turn) {
       bool best_turn = ((turn == 0) == (k % 2 == 0)) == best_starts;
       const std::string &who = best_turn ? best_id : id;
-      fs::path run_dir =
-          dir / (std::to_string(k + 1) + "-" + (best_turn ? "best-" : "candidate-") + who);
+      const fs::path this_dir = run_dir(k, best_turn);
       bool check = (best_turn ? best_runs : candidate_runs).empty();
       std::string what = "round " + std::to_string(k + 1) + "/" + std::to_string(rounds) + ": " +
                          (best_turn ? "BEST " : "candidate ") + who;
       progress.starting(what);
       std::optional<ServedSide> &served = best_turn ? best_side : candidate_side;
+      std::optional<ServedSide> &other = best_turn ? candidate_side : best_side;
+      if (served) {
+        other->hold(true); // nothing of the other side runs during this side's round
+        served->hold(false);
+      }
       Measurement run =
-          served ? served->round(run_dir)
-                 : run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, run_dir,
+          served ? served->round(this_dir)
+                 : run_harness(family, layout, who, HarnessMode::benchmark, runner, setup, this_dir,
                                check ? GoldenCheck::compare : GoldenCheck::skip);
       if (!run.ok()) {
         progress.note(what + " failed: " + run.reason);
@@ -135,18 +172,8 @@ SideBySide run_side_by_side(const spec::Family &family, const spec::Layout &layo
   }
   const double others_cpu = load.others();
   slow_for_tests(best_starts ? best_runs : candidate_runs);
-  auto merged = [&](const std::vector<Measurement> &runs, const std::string &who) {
-    if (!runs.empty()) {
-      return merge_rounds(runs, static_cast<size_t>(rounds));
-    }
-    Measurement m;
-    m.family = family.name;
-    m.candidate = who;
-    m.status = "failed";
-    m.reason = "not measured: the side-by-side run stopped when the other side failed";
-    return m;
-  };
-  SideBySide result{merged(best_runs, best_id), merged(candidate_runs, id)};
+  SideBySide result{merged_side(family, best_runs, best_id, rounds),
+                    merged_side(family, candidate_runs, id, rounds)};
   result.candidate.paired_best = result.best.candidate;
   result.candidate.paired_best_hash = result.best.hash;
   result.candidate.arrangement = to_string(arrangement);

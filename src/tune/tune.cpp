@@ -1,5 +1,6 @@
 #include "tune/tune.hpp"
 
+#include "profile/confined.hpp"
 #include "profile/cupti_trace.hpp"
 #include "profile/harness_csv.hpp"
 #include "util/atomic_file.hpp"
@@ -224,6 +225,7 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   if (!run.tracer.empty()) {
     profile::trace_with_cupti(command, run.tracer, trace);
   }
+  profile::confine_harness(command, {run.work});
   std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
                      std::to_string(end) + " of " + std::to_string(pending.size());
   run.progress.starting("tune: " + what);

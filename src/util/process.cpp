@@ -85,11 +85,16 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Added to an errno that exec_child reports when the confinement failed (the pinning's are
+// negative).
+constexpr int kConfineFailed = 1 << 20;
+
 // In the child: its own group (so a timeout kills its children too), stdout and stderr (and
 // stdin, for a conversation) on the pipes, its CPU when it has one, then exec; a failure to pin,
 // change folder or exec is written to `exec_fd` for the parent.
 [[noreturn]] void exec_child(const Command &command, int in_fd, int out_fd, int err_fd, int exec_fd,
-                             std::vector<char *> &argv, std::vector<char *> &envp, pid_t parent) {
+                             std::vector<char *> &argv, std::vector<char *> &envp, pid_t parent,
+                             PreparedConfinement *confinement) {
   ::setpgid(0, 0);
   // A harness never outlives the kopt that started it: a SIGKILLed kopt cannot kill the group,
   // so the kernel does (the signal goes with exec). A parent gone before prctl is caught after.
@@ -121,7 +126,19 @@ double seconds_since(Clock::time_point t) {
     (void)!::write(exec_fd, &e, sizeof e);
     ::_exit(127);
   }
-  ::execvpe(argv[0], argv.data(), envp.data());
+  if (confinement) {
+    // Last, so that kopt's own steps above (its CPU, its folder) are not the candidate's.
+    if (int e = confinement->apply(argv[0]); e != 0) {
+      e += kConfineFailed;
+      (void)!::write(exec_fd, &e, sizeof e);
+      ::_exit(127);
+    }
+  }
+  if (confinement && !command.confinement->profiler) {
+    ::execve(argv[0], argv.data(), envp.data()); // the one program the filter lets it execute
+  } else {
+    ::execvpe(argv[0], argv.data(), envp.data());
+  }
   int e = errno;
   (void)!::write(exec_fd, &e, sizeof e);
   ::_exit(127);
@@ -331,6 +348,11 @@ Spawned spawn(const Command &command, bool with_stdin) {
   auto argv = pointers(argv_strings);
   auto envp = pointers(env_strings);
   Spawned child;
+  std::optional<PreparedConfinement> confinement;
+  if (command.confinement) {
+    confinement.emplace(*command.confinement);
+    child.result.confined = confinement->summary();
+  }
   child.start = Clock::now();
 
   pid_t parent = ::getpid();
@@ -339,7 +361,8 @@ Spawned spawn(const Command &command, bool with_stdin) {
     throw Error(std::string("cannot fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    exec_child(command, in_pipe[0], out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp, parent);
+    exec_child(command, in_pipe[0], out_pipe[1], err_pipe[1], exec_pipe[1], argv, envp, parent,
+               confinement ? &*confinement : nullptr);
   }
   ::setpgid(pid, pid);
   child.pid = pid;
@@ -357,10 +380,15 @@ Spawned spawn(const Command &command, bool with_stdin) {
   int exec_errno = 0;
   if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
     child.result.started = false;
-    child.result.err = exec_errno < 0
-                           ? std::string(command.argv[0]) + ": cannot run on CPU " +
-                                 std::to_string(command.cpu) + ": " + std::strerror(-exec_errno)
-                           : std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+    if (exec_errno < 0) {
+      child.result.err = std::string(command.argv[0]) + ": cannot run on CPU " +
+                         std::to_string(command.cpu) + ": " + std::strerror(-exec_errno);
+    } else if (exec_errno >= kConfineFailed) {
+      child.result.err = std::string(command.argv[0]) + ": cannot be confined (" +
+                         child.result.confined + "): " + std::strerror(exec_errno - kConfineFailed);
+    } else {
+      child.result.err = std::string(command.argv[0]) + ": " + std::strerror(exec_errno);
+    }
   }
   ::close(exec_pipe[0]);
   return child;
@@ -467,7 +495,15 @@ public:
     return answered();
   }
 
+  void hold(bool stopped) override {
+    if (!finished_ && stopped != held_) {
+      ::kill(-child_.pid, stopped ? SIGSTOP : SIGCONT);
+      held_ = stopped;
+    }
+  }
+
   void close_input() override {
+    hold(false); // a stopped child cannot see its input end
     if (child_.in >= 0) {
       ::close(child_.in);
       child_.in = -1;
@@ -494,6 +530,7 @@ private:
   Spawned child_;
   Watch watch_;
   bool finished_ = false;
+  bool held_ = false;
 };
 
 } // namespace
@@ -580,67 +617,6 @@ std::vector<ProcessResult> RealProcessRunner::run_all(const std::vector<Command>
     }
   }
   return results;
-}
-
-void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
-
-namespace {
-
-// A /proc file's text, "" when it cannot be read: its process may end at any moment, and then
-// the read fails (ESRCH).
-std::string read_proc_file(const std::filesystem::path &path) {
-  try {
-    return read_file(path);
-  } catch (const Error &) {
-    return "";
-  }
-}
-
-} // namespace
-
-int kill_children(std::vector<std::string> *named) {
-  int killed = 0;
-  // A killed child's own orphans come to this process next: look again until none are left.
-  for (int pass = 0; pass < 16; ++pass) {
-    std::vector<std::pair<pid_t, std::string>> children;
-    std::error_code ec;
-    for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
-        continue;
-      }
-      const std::string text = read_proc_file(entry.path() / "stat");
-      // pid (comm) state ppid ...: the command may hold spaces and parentheses, so the fields
-      // are read after its last ')'.
-      size_t close = text.rfind(')');
-      char state = 0;
-      long ppid = 0;
-      if (close != std::string::npos &&
-          std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
-          ppid == ::getpid()) {
-        size_t open = text.find('(');
-        std::string comm = open < close ? text.substr(open, close + 1 - open) : "";
-        // A zombie (a process that ended, not waited for) ran nothing on: reaped, not named.
-        children.emplace_back(static_cast<pid_t>(std::stol(name)),
-                              state == 'Z' ? "" : name + " " + comm);
-      }
-    }
-    if (children.empty()) {
-      break;
-    }
-    for (const auto &[child, description] : children) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, nullptr, 0);
-      if (description.empty()) {
-        continue;
-      }
-      ++killed;
-      if (named) {
-        named->push_back(description);
-      }
-    }
-  }
-  return killed;
 }
 
 int current_cpu() { return ::sched_getcpu(); }

@@ -4,8 +4,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "util/confine.hpp"
 
 namespace kopt::util {
 
@@ -24,6 +27,9 @@ struct Command {
   /// (become_subreaper) and every child of kopt still running then is killed and named in
   /// ProcessResult::left_running, so kopt runs nothing else meanwhile (run(), not run_all()).
   bool ends_at_exit = false;
+  /// Set: the child runs confined (util/confine.hpp) from before its exec on. argv[0] must then
+  /// be a path, which is executed as it is (no PATH search).
+  std::optional<Confinement> confinement;
 };
 
 /// With Command::ends_at_exit: how long output held open after the program exited is still read.
@@ -39,6 +45,8 @@ struct ProcessResult {
   std::string out;              ///< standard output
   std::string err;              ///< standard error
   double seconds = 0;           ///< wall time (to the program's exit, with ends_at_exit)
+  /// With Command::confinement: how the child was confined ("Landlock ABI 7, seccomp").
+  std::string confined;
   /// With Command::ends_at_exit: what the program left running, killed ("1234 (sleep)").
   std::vector<std::string> left_running;
 
@@ -66,6 +74,11 @@ public:
   /// `timeout_s` passed (0: no limit; its group is then killed, and finish() says it timed out).
   /// Throws util::Interrupted when a signal stopped it, as run() does.
   virtual bool ask(const std::string &line, const std::string &reply, double timeout_s) = 0;
+
+  /// Stops the child's whole group (SIGSTOP) with `stopped`, or lets it go on (SIGCONT): a
+  /// side served by a process of its own runs nothing while the other side is measured.
+  /// The base does nothing (a fake's child never runs).
+  virtual void hold(bool stopped) { (void)stopped; }
 
   /// Closes the child's stdin, so that a child serving until its input ends begins to exit while
   /// kopt ends another; finish() does it too.
