@@ -73,7 +73,7 @@ profile_representatives(const spec::Family &family, const spec::Layout &layout,
   command.argv = ncu_analyze_command(family.kernel_regex, harness_argv(harness, args));
   command.env = setup->env;
   command.timeout_s = family.timeout_s;
-  confine_harness(command, {dir}, true);
+  confine_harness(command, {dir}, family, true);
   util::ProcessResult result = runner.run(command);
   util::write_file_atomic(dir / "ncu_details.csv", result.out);
   if (!result.ok()) {

@@ -12,10 +12,12 @@ namespace kopt::profile {
 
 namespace fs = std::filesystem;
 
-void confine_harness(util::Command &command, std::vector<fs::path> writable, bool profiler) {
+void confine_harness(util::Command &command, std::vector<fs::path> writable,
+                     const spec::Family &family, bool profiler) {
   util::Confinement confinement;
   confinement.writable = std::move(writable);
   confinement.profiler = profiler;
+  confinement.gpu_runtime = family.backend != spec::Backend::host;
   if (!profiler) {
     command.argv.front() = fs::absolute(command.argv.front()).string();
   }

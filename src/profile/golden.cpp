@@ -63,7 +63,7 @@ std::string ensure_golden(const spec::Family &family, const spec::Layout &layout
   command.timeout_s = family.timeout_s;
   command.env = setup.env;
   command.cpu = setup.cpu;
-  confine_harness(command, {layout.golden().parent_path()});
+  confine_harness(command, {layout.golden().parent_path()}, family);
   util::ProcessResult result = runner.run(command);
   write_log(layout.golden().parent_path() / "golden.log", command, result, family.timeout_s);
   if (!result.ok() || !fs::exists(fresh)) {

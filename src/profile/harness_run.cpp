@@ -413,7 +413,7 @@ Measurement run_harness(const spec::Family &family, const spec::Layout &layout,
   const Profiled run =
       under_profiler(command, profiling ? benchmark_profiler(family, setup) : m.measured_by, dir);
   bool under_ncu = run.profiler == Source::ncu;
-  confine_harness(command, {dir}, under_ncu || run.profiler == Source::rocprofv3);
+  confine_harness(command, {dir}, family, under_ncu || run.profiler == Source::rocprofv3);
   if (host) {
     util::become_subreaper();
   }

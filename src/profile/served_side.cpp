@@ -66,7 +66,7 @@ Measurement ServedSide::round(const fs::path &run_dir) {
     trace_with_cupti(command_, find_cupti_tracer(), trace_);
     std::vector<fs::path> writable = round_dirs_;
     writable.push_back(own_);
-    confine_harness(command_, std::move(writable));
+    confine_harness(command_, std::move(writable), family_);
     talk_ = runner_.start(command_);
   }
   std::string token = fresh_token();

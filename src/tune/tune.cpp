@@ -225,7 +225,7 @@ void run_chunk(const TuneRun &run, const std::string &kernel, const std::vector<
   if (!run.tracer.empty()) {
     profile::trace_with_cupti(command, run.tracer, trace);
   }
-  profile::confine_harness(command, {run.work});
+  profile::confine_harness(command, {run.work}, run.family);
   std::string what = kernel + " on configs " + std::to_string(start + 1) + "-" +
                      std::to_string(end) + " of " + std::to_string(pending.size());
   run.progress.starting("tune: " + what);

@@ -123,7 +123,7 @@ int landlock_abi() {
 
 PreparedConfinement::PreparedConfinement(const Confinement &confinement)
     : landlock_abi_(landlock_abi()), profiler_(confinement.profiler),
-      filter_(std::make_unique<Filter>()) {
+      gpu_runtime_(confinement.gpu_runtime), filter_(std::make_unique<Filter>()) {
   std::vector<std::filesystem::path> paths = confinement.writable;
   paths.emplace_back("/dev");
   if (profiler_) {
@@ -242,6 +242,15 @@ int PreparedConfinement::apply(const char *path) noexcept {
       if (::syscall(kAddRule, ruleset, kRulePathBeneath, &rule, 0) != 0) {
         return errno;
       }
+    }
+    if (gpu_runtime_) {
+      // Its own threads' folder, opened here, after fork: /proc/self is the child now.
+      int task = ::open("/proc/self/task", O_PATH | O_CLOEXEC);
+      PathBeneathAttr rule{file_rights(landlock_abi_), task};
+      if (task < 0 || ::syscall(kAddRule, ruleset, kRulePathBeneath, &rule, 0) != 0) {
+        return errno;
+      }
+      ::close(task);
     }
     if (::syscall(kRestrictSelf, ruleset, 0) != 0) {
       return errno;

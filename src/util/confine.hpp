@@ -21,6 +21,11 @@ struct Confinement {
   /// A profiler that starts the program itself (ncu, rocprofv3) needs new processes, /tmp and
   /// its own redirections; a harness run directly gets none of them.
   bool profiler = false;
+  /// A GPU runtime starts here: CUDA names the threads it starts by writing
+  /// /proc/<pid>/task/<tid>/comm, and its start fails (error 304) where it cannot, so the
+  /// child's own /proc/<pid>/task is writable until the harness, once the runtime is up, takes
+  /// /proc away again (harness::guard_memory).
+  bool gpu_runtime = false;
 };
 
 /// A Confinement made ready in the parent before fork: the folders opened, the filter built.
@@ -49,6 +54,7 @@ private:
   std::vector<bool> writable_dirs_;
   int landlock_abi_ = 0;
   bool profiler_ = false;
+  bool gpu_runtime_ = false;
   std::unique_ptr<Filter> filter_;
   std::string summary_;
 };

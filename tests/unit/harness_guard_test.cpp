@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -95,6 +96,17 @@ TEST_CASE("guarded, the handler of refusals cannot be replaced") {
   REQUIRE(WIFEXITED(o.status));
   CHECK(WEXITSTATUS(o.status) == kopt::harness::kRefusedExit);
   CHECK(o.err.find("rt_sigaction (SIGSYS)") != std::string::npos);
+}
+
+TEST_CASE("guarded, /proc is not writable: no thread's name, no mem file") {
+  Outcome o = guarded_child([] {
+    int comm = ::open("/proc/self/comm", O_WRONLY);
+    int mem = ::open("/proc/self/mem", O_RDWR);
+    int tmp = ::open("/tmp", O_TMPFILE | O_WRONLY, 0600);
+    ::_exit(comm < 0 && mem < 0 && tmp >= 0 ? 0 : 5);
+  });
+  REQUIRE(WIFEXITED(o.status));
+  CHECK(WEXITSTATUS(o.status) == 0);
 }
 
 TEST_CASE("guarded, what a program does with its own memory still works") {

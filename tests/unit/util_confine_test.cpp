@@ -73,6 +73,21 @@ TEST_CASE("a confined child writes its own folder, and nothing outside it") {
   CHECK(kopt::util::read_file(tmp.path() / "bin/candidate_01") == "BEST's harness");
 }
 
+TEST_CASE("a GPU runtime's child may name its threads (its own /proc/<pid>/task), no more") {
+  if (no_landlock()) {
+    return;
+  }
+  Command command{{"/bin/sh", "-c", "exec 3>/proc/$$/task/$$/comm"}, {}, {}, 30};
+  command.confinement = Confinement{{}, false, true};
+  RealProcessRunner runner;
+  CHECK(runner.run(command).ok());
+  command.argv = {"/bin/sh", "-c", "exec 3>/proc/$PPID/comm"}; // another process's
+  CHECK_FALSE(runner.run(command).ok());
+  command.confinement->gpu_runtime = false;
+  command.argv = {"/bin/sh", "-c", "exec 3>/proc/$$/task/$$/comm"};
+  CHECK_FALSE(runner.run(command).ok());
+}
+
 TEST_CASE("a confined child cannot change its CPU") {
   ProcessResult r = confined({"/usr/bin/taskset", "-c", "0", "/bin/true"});
   CHECK(r.signal == SIGSYS);
