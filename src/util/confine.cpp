@@ -121,6 +121,70 @@ int landlock_abi() {
   return abi < 0 ? 0 : static_cast<int>(abi);
 }
 
+#if defined(__x86_64__)
+// The seccomp program of a confined child (`profiler`: one that starts the program itself).
+void build_filter(PreparedConfinement::Filter &filter, bool profiler) {
+  Program p;
+  p.push(stmt(BPF_LD | BPF_W | BPF_ABS, kArch));
+  p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+  p.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  p.push(stmt(BPF_LD | BPF_W | BPF_ABS, kNr));
+  // The x32 numbers reach the same kernel functions under other numbers.
+  p.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
+  p.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  // Its CPU, its scheduling, other processes, namespaces: never.
+  for (long nr :
+       {SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam, SYS_sched_setattr,
+        SYS_setpriority, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_pidfd_open,
+        SYS_pidfd_getfd, SYS_pidfd_send_signal, SYS_kcmp, SYS_tkill, SYS_unshare, SYS_setns,
+        SYS_io_uring_setup, SYS_userfaultfd, SYS_bpf}) {
+    p.refuse(nr);
+  }
+  // Signals only to itself: kill(its pid, its group or 0); tgkill and sigqueue to its threads.
+  std::vector<std::size_t> kill_at;
+  p.when(SYS_kill, allow_if_low_is(0, {0, 0, 0}, p.size(), kill_at));
+  filter.self_pid.push_back(kill_at[0]);
+  filter.minus_pid.push_back(kill_at[1]); // kill_at[2] stays 0: kill(0, sig), its own group
+  for (long nr : {SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo}) {
+    p.when(nr, allow_if_low_is(0, {0}, p.size(), filter.self_pid));
+  }
+  if (!profiler) {
+    // Threads, not processes: clone with CLONE_THREAD; clone3 answers ENOSYS (glibc then uses
+    // clone).
+    p.when(SYS_clone, {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)),
+                       jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+                       stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
+    p.when(SYS_clone3, {stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS)});
+    for (long nr : {SYS_fork, SYS_vfork, SYS_execveat, SYS_setsid, SYS_setpgid}) {
+      p.refuse(nr);
+    }
+    // One program: the execve kopt makes, by the address of its path.
+    std::size_t at = p.size();
+    p.when(SYS_execve,
+           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
+            stmt(BPF_LD | BPF_W | BPF_ABS, arg_high(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+            stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
+    filter.path_low = at + 2;
+    filter.path_high = at + 4;
+    // Its stdout and stderr stay kopt's pipes: no dup2 or dup3 onto them, no close of them.
+    for (long nr : {SYS_dup2, SYS_dup3}) {
+      p.when(nr,
+             {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(1)), jump(BPF_JMP | BPF_JGT | BPF_K, 2, 0, 1),
+              stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
+    }
+    p.when(SYS_close,
+           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 2, 0),
+            jump(BPF_JMP | BPF_JEQ | BPF_K, 2, 1, 0), stmt(BPF_RET | BPF_K, kAllow),
+            stmt(BPF_RET | BPF_K, kRefuse)});
+    p.when(SYS_close_range,
+           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JGT | BPF_K, 2, 0, 1),
+            stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
+  }
+  p.push(stmt(BPF_RET | BPF_K, kAllow));
+  filter.code = std::move(p.code());
+}
+#endif
+
 PreparedConfinement::PreparedConfinement(const Confinement &confinement)
     : landlock_abi_(landlock_abi()), profiler_(confinement.profiler),
       gpu_runtime_(confinement.gpu_runtime), filter_(std::make_unique<Filter>()) {
@@ -145,64 +209,7 @@ PreparedConfinement::PreparedConfinement(const Confinement &confinement)
     }
   }
 #if defined(__x86_64__)
-  Program p;
-  p.push(stmt(BPF_LD | BPF_W | BPF_ABS, kArch));
-  p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
-  p.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-  p.push(stmt(BPF_LD | BPF_W | BPF_ABS, kNr));
-  // The x32 numbers reach the same kernel functions under other numbers.
-  p.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
-  p.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-  // Its CPU, its scheduling, other processes, namespaces: never.
-  for (long nr :
-       {SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam, SYS_sched_setattr,
-        SYS_setpriority, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_pidfd_open,
-        SYS_pidfd_getfd, SYS_pidfd_send_signal, SYS_kcmp, SYS_tkill, SYS_unshare, SYS_setns,
-        SYS_io_uring_setup, SYS_userfaultfd, SYS_bpf}) {
-    p.refuse(nr);
-  }
-  // Signals only to itself: kill(its pid, its group or 0); tgkill and sigqueue to its threads.
-  std::vector<std::size_t> kill_at;
-  p.when(SYS_kill, allow_if_low_is(0, {0, 0, 0}, p.size(), kill_at));
-  filter_->self_pid.push_back(kill_at[0]);
-  filter_->minus_pid.push_back(kill_at[1]); // kill_at[2] stays 0: kill(0, sig), its own group
-  for (long nr : {SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo}) {
-    p.when(nr, allow_if_low_is(0, {0}, p.size(), filter_->self_pid));
-  }
-  if (!profiler_) {
-    // Threads, not processes: clone with CLONE_THREAD; clone3 answers ENOSYS (glibc then uses
-    // clone).
-    p.when(SYS_clone, {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)),
-                       jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-                       stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
-    p.when(SYS_clone3, {stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS)});
-    for (long nr : {SYS_fork, SYS_vfork, SYS_execveat, SYS_setsid, SYS_setpgid}) {
-      p.refuse(nr);
-    }
-    // One program: the execve kopt makes, by the address of its path.
-    std::size_t at = p.size();
-    p.when(SYS_execve,
-           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
-            stmt(BPF_LD | BPF_W | BPF_ABS, arg_high(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
-            stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
-    filter_->path_low = at + 2;
-    filter_->path_high = at + 4;
-    // Its stdout and stderr stay kopt's pipes: no dup2 or dup3 onto them, no close of them.
-    for (long nr : {SYS_dup2, SYS_dup3}) {
-      p.when(nr,
-             {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(1)), jump(BPF_JMP | BPF_JGT | BPF_K, 2, 0, 1),
-              stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
-    }
-    p.when(SYS_close,
-           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JEQ | BPF_K, 1, 2, 0),
-            jump(BPF_JMP | BPF_JEQ | BPF_K, 2, 1, 0), stmt(BPF_RET | BPF_K, kAllow),
-            stmt(BPF_RET | BPF_K, kRefuse)});
-    p.when(SYS_close_range,
-           {stmt(BPF_LD | BPF_W | BPF_ABS, arg_low(0)), jump(BPF_JMP | BPF_JGT | BPF_K, 2, 0, 1),
-            stmt(BPF_RET | BPF_K, kAllow), stmt(BPF_RET | BPF_K, kRefuse)});
-  }
-  p.push(stmt(BPF_RET | BPF_K, kAllow));
-  filter_->code = std::move(p.code());
+  build_filter(*filter_, profiler_);
   summary_ = landlock_abi_ > 0 ? "Landlock ABI " + std::to_string(landlock_abi_) + ", seccomp"
                                : "seccomp; writes not confined (this kernel has no Landlock)";
 #else

@@ -48,8 +48,9 @@ public:
   /// One line for logs: "Landlock ABI 7, seccomp" or what this machine lacks.
   const std::string &summary() const { return summary_; }
 
+  struct Filter; ///< the seccomp program, built in the parent (confine.cpp)
+
 private:
-  struct Filter;
   std::vector<int> writable_fds_;
   std::vector<bool> writable_dirs_;
   int landlock_abi_ = 0;
