@@ -458,6 +458,9 @@ function(_kopt_candidate_program name id target main_sources out_dir)
   # The hash slot is kept even in a program that never reads it (an application): kopt reads
   # which candidate's code a binary holds from it.
   target_link_options(${target} PRIVATE "LINKER:--undefined=kopt_candidate_hash_slot")
+  # Every symbol bound at load, the GOT read-only after it (full RELRO): the harness's guard
+  # refuses an executable whose GOT a candidate could rewrite.
+  target_link_options(${target} PRIVATE "LINKER:-z,relro,-z,now")
   if(imported)
     _kopt_link_imported(${name} ${id} ${target})
     set(import_compiled ${import_compiled} PARENT_SCOPE)

@@ -1,5 +1,7 @@
 #include "kopt/harness/guard.hpp"
 
+#include "guard_proc.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -306,82 +308,6 @@ bool code_as_in_files(const char **which) {
   return true;
 }
 
-// Takes /proc away from the process's writes for good (a Landlock layer over whatever kopt set:
-// every folder of / but /proc stays as writable as it was). A GPU runtime writes its threads'
-// names under /proc/<pid>/task while it starts, which kopt allowed until now; /proc/self/mem and
-// /proc/<pid>/task/<tid>/mem would write past any page protection. Returns "" or why not.
-const char *close_proc() {
-  constexpr long kCreate = 444, kAdd = 445, kRestrict = 446;
-  long abi = ::syscall(kCreate, nullptr, 0, 1);
-  if (abi <= 0) {
-    return ""; // no Landlock: nothing was confined, and kopt's log says so
-  }
-  // Write file, remove, make (char, dir, reg, sock, fifo, block, sym); refer (2), truncate (3).
-  std::uint64_t rights = (1ULL << 1) | (0x1ffULL << 4);
-  rights |= abi >= 2 ? (1ULL << 13) : 0;
-  rights |= abi >= 3 ? (1ULL << 14) : 0;
-  std::uint64_t handled = rights;
-  long ruleset = ::syscall(kCreate, &handled, sizeof handled, 0);
-  if (ruleset < 0 || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return "cannot make a Landlock ruleset";
-  }
-  DIR *root = ::opendir("/");
-  while (const dirent *entry = root ? ::readdir(root) : nullptr) {
-    if (entry->d_name[0] == '.' || std::strcmp(entry->d_name, "proc") == 0) {
-      continue;
-    }
-    char path[512] = "/";
-    std::strncat(path, entry->d_name, sizeof path - 2);
-    int fd = ::open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0) {
-      continue;
-    }
-    struct __attribute__((packed)) {
-      std::uint64_t allowed;
-      std::int32_t parent;
-    } rule{rights, fd};
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
-      rule.allowed = (1ULL << 1) | (abi >= 3 ? (1ULL << 14) : 0);
-    }
-    ::syscall(kAdd, ruleset, 1, &rule, 0);
-    ::close(fd);
-  }
-  if (root) {
-    ::closedir(root);
-  }
-  long done = ::syscall(kRestrict, ruleset, 0);
-  ::close(static_cast<int>(ruleset));
-  return done == 0 ? "" : "cannot restrict its writes (Landlock)";
-}
-
-// Whether the process holds a descriptor of a /proc mem file (opened before /proc was closed).
-bool holds_proc_mem(const char **which) {
-  static char link[512];
-  DIR *fds = ::opendir("/proc/self/fd");
-  bool found = false;
-  while (const dirent *entry = fds ? ::readdir(fds) : nullptr) {
-    char path[64] = "/proc/self/fd/";
-    std::strncat(path, entry->d_name, sizeof path - 16);
-    ssize_t n = ::readlink(path, link, sizeof link - 1);
-    if (n <= 0) {
-      continue;
-    }
-    link[n] = '\0';
-    const std::size_t length = static_cast<std::size_t>(n);
-    if (std::strncmp(link, "/proc/", 6) == 0 && length > 4 &&
-        std::strcmp(link + length - 4, "/mem") == 0) {
-      *which = link;
-      found = true;
-      break;
-    }
-  }
-  if (fds) {
-    ::closedir(fds);
-  }
-  return found;
-}
-
 // Each loaded object's segments that its file says are read-only (PT_LOAD without PF_W, and
 // PT_GNU_RELRO) are read-only now: nothing made them writable before the guard.
 int check_segments(dl_phdr_info *info, std::size_t, void *bad) {
@@ -539,13 +465,93 @@ void install_handler() {
   ::sigaction(SIGSYS, &action, nullptr);
 }
 
-void guard_at_start(int, char **, char **) {
-  if (!guard_on()) {
+// Whether `envp` holds KOPT_GUARD=1: before constructors run, glibc has not set environ yet, so
+// getenv() finds nothing here.
+bool guard_in(char **envp) {
+  const std::size_t n = std::strlen(kGuardVariable);
+  for (char **e = envp; e && *e; ++e) {
+    if (std::strncmp(*e, kGuardVariable, n) == 0 && std::strcmp(*e + n, "=1") == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The main executable's dynamic section: whether it binds every symbol at load (its GOT then
+// lies in RELRO), and whether it holds IFUNC relocations (their resolvers run during loading,
+// before the guard, while RELRO data is still writable).
+struct Binding {
+  bool now = false;
+  bool ifunc = false;
+};
+
+// A dynamic entry's address in memory: the loader adds the load address to most of them in
+// place; one it left as an offset is added here.
+std::uintptr_t loaded(const dl_phdr_info *info, std::uintptr_t address) {
+  return address < info->dlpi_addr ? address + info->dlpi_addr : address;
+}
+
+int executable_binding(dl_phdr_info *info, std::size_t, void *out) {
+  Binding &b = *static_cast<Binding *>(out);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) {
+      continue;
+    }
+    const auto *dyn =
+        reinterpret_cast<const ElfW(Dyn) *>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const ElfW(Rela) * tables[2] = {nullptr, nullptr};
+    std::size_t sizes[2] = {0, 0};
+    for (; dyn->d_tag != DT_NULL; ++dyn) {
+      switch (dyn->d_tag) {
+      case DT_BIND_NOW:
+        b.now = true;
+        break;
+      case DT_FLAGS:
+        b.now = b.now || (dyn->d_un.d_val & DF_BIND_NOW);
+        break;
+      case DT_FLAGS_1:
+        b.now = b.now || (dyn->d_un.d_val & DF_1_NOW);
+        break;
+      case DT_RELA:
+        tables[0] = reinterpret_cast<const ElfW(Rela) *>(loaded(info, dyn->d_un.d_ptr));
+        break;
+      case DT_RELASZ:
+        sizes[0] = dyn->d_un.d_val;
+        break;
+      case DT_JMPREL:
+        tables[1] = reinterpret_cast<const ElfW(Rela) *>(loaded(info, dyn->d_un.d_ptr));
+        break;
+      case DT_PLTRELSZ:
+        sizes[1] = dyn->d_un.d_val;
+        break;
+      }
+    }
+    for (int t = 0; t < 2; ++t) {
+      for (std::size_t r = 0; tables[t] && r < sizes[t] / sizeof(ElfW(Rela)); ++r) {
+        b.ifunc = b.ifunc || ELF64_R_TYPE(tables[t][r].r_info) == R_X86_64_IRELATIVE;
+      }
+    }
+  }
+  return 1; // the first object is the main executable: that one only
+}
+
+void guard_at_start(int, char **, char **envp) {
+  if (!guard_in(envp)) {
     return;
   }
   install_handler();
   if (__preinit_array_end - __preinit_array_start > 1) {
     refuse_start("another .preinit_array function runs before it", "");
+  }
+  Binding binding;
+  ::dl_iterate_phdr(executable_binding, &binding);
+  if (!binding.now) {
+    refuse_start("the executable binds its symbols lazily (link it with -z now): its GOT would "
+                 "stay writable",
+                 "");
+  }
+  if (binding.ifunc) {
+    refuse_start("the executable holds IFUNC relocations: their resolvers ran before it", "");
   }
   const char *which = nullptr;
   if (!code_as_in_files(&which)) {
@@ -586,10 +592,10 @@ std::string guard_memory() {
   }
   install_handler();
   const char *which = nullptr;
-  if (const char *failed = close_proc(); *failed) {
+  if (const char *failed = detail::close_proc(); *failed) {
     refuse_start(failed, "");
   }
-  if (holds_proc_mem(&which)) {
+  if (detail::holds_proc_mem(&which)) {
     refuse_start("a descriptor of a /proc mem file is open", which);
   }
   if (!code_as_in_files(&which)) {

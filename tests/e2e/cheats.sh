@@ -13,6 +13,9 @@
 #     kopt decide --json --candidate NN               (verdict neither keep nor split)
 #   and the reason (or the failure's text) must contain the line in the cheat's expect.txt: a
 #   case-insensitive substring, or failing that an extended regex (`timed run|outputs wrong`).
+#   After each cheat, nothing it ran may have written outside its own round folder: no file
+#   named cheat-was-here under $b/kopt but in a results/*/rounds/*-candidate-* folder, and BEST
+#   01's harness (bin/candidate_01) must be the file it was before the first cheat.
 #   A table of cheat, verdict, change and reason is printed; the test fails at the end naming
 #   every cheat that was kept (or split) or whose reason lacks its expect text.
 source "${KOPT_E2E_LIB:?the e2e scripts run from ctest, which sets KOPT_E2E_LIB}"
@@ -103,9 +106,19 @@ says() { # text expect
   grep -qiF -- "$2" <<<"$1" || grep -qiE -- "$2" <<<"$1" 2>/dev/null
 }
 
+# The files named cheat-was-here under $b/kopt that lie outside every round folder of a
+# candidate (results/*/rounds/*-candidate-*/): written where a harness must not write.
+stray_marks() {
+  find "$b/kopt" -name cheat-was-here 2>/dev/null |
+    grep -vE '/results/[^/]+/rounds/[^/]*-candidate-[^/]*/' || true
+}
+
 cheats() {
   rows=()
   bad=()
+  best_harness=$state/bin/candidate_01
+  best_hash=$(sha256sum "$best_harness" | cut -d' ' -f1)
+  [ -n "$best_hash" ] || fail "cannot hash $best_harness"
   for i in "${!slugs[@]}"; do
     slug=${slugs[$i]}
     id=${ids[$i]}
@@ -149,6 +162,17 @@ print("%+.1f%%" % (100 * o["change"]) if o and o.get("change") is not None else 
     keep | split) bad+=("$slug: $verdict ($change): $reason") ;;
     esac
     says "$text" "$expect" || bad+=("$slug: the reason does not say '$expect': $reason")
+    # What its runs left outside their round folders; removed, so the next cheat starts clean.
+    stray=$(stray_marks)
+    if [ -n "$stray" ]; then
+      bad+=("$slug: wrote outside its round folder: $(tr '\n' ' ' <<<"$stray")")
+      while IFS= read -r mark; do rm -f "$mark"; done <<<"$stray"
+    fi
+    hash=$(sha256sum "$best_harness" 2>/dev/null | cut -d' ' -f1)
+    if [ "$hash" != "$best_hash" ]; then
+      bad+=("$slug: BEST 01's harness $best_harness changed (sha256 $best_hash, now ${hash:-gone})")
+      best_hash=$hash # blamed once
+    fi
     rows+=("$slug|$id|$verdict|$change|$reason")
   done
 
