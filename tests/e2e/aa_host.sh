@@ -32,7 +32,7 @@ for i in 1 2 3; do
     fail "decision $i is not side by side"
   # Every run of both sides on one CPU, named in its log: one CPU per log, the same in all.
   logs=("$state"/results/70/rounds/*/harness.log)
-  cpus=$(sed -n 's/^# exited with 0, .* s, on CPU \([0-9]*\)$/\1/p' "${logs[@]}")
+  cpus=$(sed -n 's/^# exited with 0, .* s, on CPU \([0-9]*\)\(, confined .*\)\{0,1\}$/\1/p' "${logs[@]}")
   [ "${#logs[@]}" -ge 4 ] && [ "$(echo "$cpus" | wc -l)" = "${#logs[@]}" ] &&
     [ "$(echo "$cpus" | sort -u | wc -l)" = 1 ] ||
     { head -2 "${logs[@]}"; fail "decision $i: the runs are not pinned to one CPU"; }

@@ -11,6 +11,7 @@ need python3
 family_src=$WORK/src/host_gemm
 b=$WORK/b
 state=$b/kopt/host_gemm
+kopt_family=(--spec "$family_src/family.json" --state-dir "$state")
 [ -d "$family_src/candidates/70" ] || fail "no candidate 70 in $WORK: e2e.cheats_setup runs first"
 expect_best 01
 
