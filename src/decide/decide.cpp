@@ -175,38 +175,16 @@ void add_resolution_notes(Decision &d, const Request &request, const Classes &cl
 }
 
 // A host measurement made while other processes took a large share of the machine's CPU time
-// (profile::Measurement::others_cpu): its times move beyond the threshold both ways (an A/A beside
-// a full load showed classes 11-12% "better"), so no class is judged better or worse on it, and
-// the verdict says so. Returns true when the machine was that busy.
-bool judge_busy_machine(Decision &d, const Measurement &candidate) {
+// (profile::Measurement::others_cpu): its times can move beyond the threshold both ways.
+void add_load_note(Decision &d, const Measurement &candidate) {
   if (candidate.others_cpu < kBusyMachine) {
-    return false;
-  }
-  auto no_verdict = [](ClassRow &row) {
-    row.state = State::tie;
-    row.repeated = false;
-    row.pending = false;
-  };
-  for (ClassRow &row : d.classes) {
-    no_verdict(row);
-  }
-  if (d.overall) {
-    no_verdict(*d.overall);
-  }
-  if (d.traffic) {
-    for (ClassRow &row : d.traffic->classes) {
-      no_verdict(row);
-    }
-    no_verdict(d.traffic->overall);
+    return;
   }
   d.notes.push_back("other processes used " +
                     util::format_number(std::round(candidate.others_cpu * 100)) +
-                    "% of this machine's CPU time while the rounds ran (" +
-                    util::format_number(std::round(kBusyMachine * 100)) +
-                    "% or more is a busy machine): a host kernel's times under such load move "
-                    "beyond the threshold in either direction, so no class is judged better or "
-                    "worse; measure again on an idle machine");
-  return true;
+                    "% of this machine's CPU time while the rounds ran: a host kernel's times "
+                    "under such load can move beyond the threshold in either direction; measure "
+                    "again on an idle machine before trusting this verdict");
 }
 
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
@@ -305,12 +283,8 @@ Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurem
   }
   compare_classes(d, classes, pairing.pairs, rounds, request);
   add_resolution_notes(d, request, classes, best.device);
-  const bool busy = judge_busy_machine(d, candidate);
-  d = conclude(std::move(d), best, candidate);
-  if (busy && d.verdict == Verdict::tie) {
-    d.reason += "; not judged: the machine was busy (measure again on an idle machine)";
-  }
-  return d;
+  add_load_note(d, candidate);
+  return conclude(std::move(d), best, candidate);
 }
 
 Decision decide_measured(const Measurement &best, const Measurement &candidate,

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <random>
 
-using kopt::decide::ClassRow;
 using kopt::decide::decide;
 using kopt::decide::Decision;
 using kopt::decide::Method;
@@ -307,9 +306,9 @@ TEST_CASE("a candidate identical to BEST is a tie that is not measured") {
   CHECK(d.identical_to == "BEST 00");
 }
 
-TEST_CASE("a host measurement on a busy machine judges no class, and says so") {
+TEST_CASE("a host measurement on a busy machine says so beside its verdict") {
   Simulator sim;
-  auto [best, candidate] = sim.run(-0.05); // a clear 5% gain: a keep on an idle machine
+  auto [best, candidate] = sim.run(0);
   const auto load_notes = [](const Decision &d) {
     int n = 0;
     for (const std::string &note : d.notes) {
@@ -318,23 +317,15 @@ TEST_CASE("a host measurement on a busy machine judges no class, and says so") {
     return n;
   };
   const Decision idle = decide(best, candidate, Request{});
-  CHECK(idle.verdict == Verdict::keep);
   CHECK(load_notes(idle) == 0); // not taken
   candidate.others_cpu = best.others_cpu = 0.1;
   CHECK(load_notes(decide(best, candidate, Request{})) == 0);
-  CHECK(decide(best, candidate, Request{}).verdict == Verdict::keep);
   candidate.others_cpu = best.others_cpu = 0.48;
   const Decision busy = decide(best, candidate, Request{});
   REQUIRE(load_notes(busy) == 1);
   CHECK(busy.notes.back().rfind("other processes used 48% of this machine's CPU time", 0) == 0);
-  CHECK(busy.verdict == Verdict::tie);
-  CHECK(busy.reason.find("not judged: the machine was busy") != std::string::npos);
-  for (const ClassRow &row : busy.classes) {
-    CHECK(row.state == State::tie);
-  }
-  REQUIRE(busy.overall);
-  CHECK(busy.overall->state == State::tie);
-  CHECK(busy.overall->change == doctest::Approx(idle.overall->change)); // the figures stay
+  CHECK(busy.verdict == idle.verdict); // a note, not a verdict
+  CHECK(busy.reason == idle.reason);
 }
 
 TEST_SUITE_END();
