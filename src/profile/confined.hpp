@@ -22,7 +22,9 @@ void confine_harness(util::Command &command, std::vector<std::filesystem::path> 
 
 /// Copies candidate `id`'s harness to `to` (replacing it) and checks the copy against the file
 /// hash its build recorded (buildinfo::built_hash); returns "" or why the program is not the
-/// one kopt built, naming both hashes. A build that recorded no hash is copied unchecked.
+/// one kopt built, naming both hashes. A build that recorded no hash is copied unchecked, and a
+/// copy that differs but carries a kopt hash stamp (another build's harness) is left to the
+/// check of the content hash it prints.
 std::string verified_copy(const spec::Layout &layout, const std::string &id,
                           const std::filesystem::path &to);
 
