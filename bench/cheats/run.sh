@@ -5,7 +5,10 @@
 # `cmake --build --target candidate_<id>_bench`, `ctest -L keep -R candidate_<id>` and
 # `kopt decide --json`. One line per cheat goes to $OUT/cheats_<family>.csv: the verdict, whether
 # the keep test passed, whether the reason holds the cheat's expect.txt (a grep -E pattern for the
-# CUDA spin cheats, plain text otherwise), the bench's seconds and the reason.
+# CUDA spin cheats, plain text otherwise), the bench's seconds and the reason. With
+# KOPT_CHEATS_FLOW=round each cheat goes through `kopt round --id <id> --json` instead (build,
+# measure, decide and record in one step, as an agent runs it): the keep test column then says
+# whether the round kept it, the seconds are the round's.
 #   KOPT_PREFIX=<kopt install> bash bench/cheats/run.sh examples/cuda_gemm_a8w8_blockscale \
 #     tests/fixtures/cheats/cuda_gemm_a8w8_blockscale
 set -uo pipefail
@@ -47,11 +50,20 @@ echo "cheat,id,verdict,keep_test,reason_matches,bench_s,reason" >"$out/cheats_$f
 for entry in "${ids[@]}"; do
   id=${entry%%:*} slug=${entry#*:}
   s=$(date +%s.%N)
-  cmake --build "$b" --target "candidate_${id}_bench" >"$work/bench_$id.log" 2>&1
-  e=$(date +%s.%N)
   keep=failed
-  ctest --test-dir "$b" -L keep -R "^candidate_$id\." >"$work/keep_$id.log" 2>&1 && keep=PASSED
-  "$kopt" decide "${state[@]}" --candidate "$id" --json >"$work/decide_$id.json" 2>"$work/decide_$id.err"
+  if [ "${KOPT_CHEATS_FLOW:-bench}" = round ]; then
+    "$kopt" round "${state[@]}" --build-dir "$b" --id "$id" --max-consecutive 1000 --json \
+      >"$work/decide_$id.json" 2>"$work/decide_$id.err"
+    e=$(date +%s.%N)
+    cp "$work/decide_$id.err" "$work/bench_$id.log"
+    [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' \
+      "$work/decide_$id.json" 2>/dev/null)" = keep ] && keep=PASSED
+  else
+    cmake --build "$b" --target "candidate_${id}_bench" >"$work/bench_$id.log" 2>&1
+    e=$(date +%s.%N)
+    ctest --test-dir "$b" -L keep -R "^candidate_$id\." >"$work/keep_$id.log" 2>&1 && keep=PASSED
+    "$kopt" decide "${state[@]}" --candidate "$id" --json >"$work/decide_$id.json" 2>"$work/decide_$id.err"
+  fi
   python3 - "$work/decide_$id.json" "$work/decide_$id.err" "$work/bench_$id.log" "$cheats/$slug/expect.txt" \
     "$slug" "$id" "$keep" "$(awk "BEGIN{print $e - $s}")" >>"$out/cheats_$family.csv" <<'PY'
 import json, re, sys
