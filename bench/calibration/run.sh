@@ -9,6 +9,10 @@
 #   KOPT_PREFIX=<kopt install> bash bench/calibration/run.sh examples/cuda_spin 20
 # KOPT_CALIBRATION_CONTINUE=1 adds N decisions per candidate to the last run's (same work folder).
 # KOPT_CALIBRATION_ONLY="01 02" decides only those candidates (a series split over two machines).
+# KOPT_CALIBRATION_LOAD=1 keeps every CPU busy (one busy loop per CPU) while each bench runs: the
+# host's decisions under full foreign load.
+# Nothing is recorded, so each decision after a candidate's first pools its earlier measurements
+# (docs/KEEP.md): a series is one candidate measured again N times, as an agent would.
 # kopt comes from KOPT_PREFIX (an install) or KOPT_BUILD (a build folder, default build/).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,7 +64,12 @@ for dir in "$work/src/candidates"/*/; do
   done_so_far=$(grep -c "^$id," "$work/calibration.csv")
   for i in $(seq $((done_so_far + 1)) $((done_so_far + n))); do
     s=$(date +%s.%N)
+    load=()
+    if [ -n "${KOPT_CALIBRATION_LOAD:-}" ]; then
+      for _ in $(seq "$(nproc)"); do (while :; do :; done) & load+=($!); done
+    fi
     cmake --build "$b" --target "candidate_${id}_bench" >"$work/bench.log" 2>&1
+    if [ ${#load[@]} -gt 0 ]; then kill "${load[@]}"; wait "${load[@]}" 2>/dev/null; fi
     m=$(date +%s.%N)
     ctest --test-dir "$b" -L keep -R "^candidate_${id}\\." >"$work/ctest.log" 2>&1
     e=$(date +%s.%N)

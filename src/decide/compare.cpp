@@ -20,8 +20,6 @@ using detail::Classes;
 using detail::Pair;
 using profile::Measurement;
 
-bool same_direction(double a, double b) { return (a < 0 && b < 0) || (a > 0 && b > 0); }
-
 // Weighted geomeans of one class; `weights` is empty (all 1) or one per pair.
 ClassRow compare(const std::string &name, const std::vector<Pair> &pairs,
                  const std::vector<double> &weights = {}) {
@@ -90,31 +88,14 @@ ClassRow compare_paired(const std::string &name, const std::vector<Pair> &pairs,
 
 } // namespace
 
-void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous,
-                  const std::vector<ClassRow> *again) {
+void paired_state(ClassRow &row, double threshold) {
   if (row.high < -threshold || row.low > threshold) {
     row.state = row.high < 0 ? State::better : State::worse;
     return;
   }
-  if (!row.excludes_zero()) {
-    return;
-  }
-  bool faster = row.high < 0;
-  for (const std::vector<ClassRow> *earlier : {previous, again}) {
-    if (!earlier) {
-      continue;
-    }
-    for (const ClassRow &seen : *earlier) {
-      bool confirms = earlier == previous || seen.repeated;
-      if (confirms && seen.config_class == row.config_class && seen.excludes_zero() &&
-          (seen.high < 0) == faster) {
-        row.state = faster ? State::better : State::worse;
-        row.repeated = true;
-        return;
-      }
-    }
-  }
-  row.pending = true;
+  // Within the threshold an interval that excludes zero is shown (pending), never judged: a side
+  // effect of the arrangement (an A/A kept on an H100 by two such intervals) excludes zero too.
+  row.pending = row.excludes_zero();
 }
 
 namespace {
@@ -151,45 +132,30 @@ ClassRow compare_traffic(const std::string &name, const std::vector<Pair> &pairs
   return row;
 }
 
-// The means noise rule: beyond the threshold at once; within it when the previous decision's
-// rows saw the same direction.
-void means_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous) {
+// The means noise rule (no interval): beyond the threshold at once, else a tie.
+void means_state(ClassRow &row, double threshold) {
   if (std::abs(row.change) >= threshold) {
     row.state = row.change < 0 ? State::better : State::worse;
-  } else if (previous) {
-    for (const ClassRow &seen : *previous) {
-      if (seen.config_class == row.config_class && same_direction(seen.change, row.change)) {
-        row.state = row.change < 0 ? State::better : State::worse;
-        row.repeated = true;
-      }
-    }
   }
 }
 
-// The earlier rows that may confirm a change within the threshold (see paired_state).
-struct Earlier {
-  const std::vector<ClassRow> *previous = nullptr;
-  const std::vector<ClassRow> *again = nullptr;
-};
-
 // The traffic rows: each class's and the overall kernel time under the application's calls.
 Traffic compare_traffic_classes(Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
-                                const Options &options, const Earlier &earlier) {
+                                const Options &options) {
   Traffic t;
   for (double count : classes.all_counts) {
     t.calls += count;
   }
-  auto state = [&](ClassRow &row, const Earlier &e) {
-    rounds ? paired_state(row, options.threshold, e.previous, e.again)
-           : means_state(row, options.threshold, e.previous);
+  auto state = [&](ClassRow &row) {
+    rounds ? paired_state(row, options.threshold) : means_state(row, options.threshold);
   };
   t.overall = compare_traffic("overall", pairs, classes.all_counts, rounds, options.confidence);
-  state(t.overall, {});
+  state(t.overall);
   for (const std::string &name : classes.order) {
     ClassRow row = compare_traffic(name, classes.pairs[name], classes.counts[name], rounds,
                                    options.confidence);
     row.share = row.best_us / t.overall.best_us;
-    state(row, earlier);
+    state(row);
     t.classes.push_back(row);
   }
   return t;
@@ -242,63 +208,25 @@ std::string group_by_class(const std::vector<Pair> &pairs, const std::vector<std
 
 // Each class's row and state, then the overall row, and the traffic rows when the configs carry
 // counts; `rounds` 0 compares geomeans only.
-void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
-                     const Request &request) {
-  // The previous decision counts only for a new measurement (another date) of the same code
-  // against the same BEST: deciding the same measurement twice must not confirm itself.
-  // Deciding it again keeps what the first decision of it confirmed. Side by side, it counts
-  // only when made in the other arrangement: a side effect within the threshold that favours
-  // the side that starts first then shows on opposite sides of zero, and never confirms itself.
-  const Decision *previous = nullptr;
-  const Decision *again = nullptr;
-  if (request.previous && request.previous->candidate == d.candidate &&
-      request.previous->hash == d.hash && request.previous->best == d.best &&
-      request.previous->best_hash == d.best_hash) {
-    bool other_arrangement =
-        !rounds || (!d.arrangement.empty() && !request.previous->arrangement.empty() &&
-                    request.previous->arrangement != d.arrangement);
-    if (request.previous->date == d.date) {
-      again = &*request.previous;
-    } else if (other_arrangement) {
-      previous = &*request.previous;
-    }
-  }
-  auto rows_of = [](const Decision *decision, bool traffic) -> const std::vector<ClassRow> * {
-    if (!decision) {
-      return nullptr;
-    }
-    if (traffic) {
-      return decision->traffic ? &decision->traffic->classes : nullptr;
-    }
-    return &decision->classes;
-  };
+void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds) {
+  // Each class by its own interval (or, without rounds, its change) against the threshold alone:
+  // an earlier decision confirms nothing, so deciding again is never a second draw at a keep.
   const Options &options = d.options;
   for (const std::string &name : classes.order) {
-    if (rounds) {
-      ClassRow row = compare_paired(name, classes.pairs[name], classes.weights(name), rounds,
-                                    options.confidence);
-      paired_state(row, options.threshold, rows_of(previous, false), rows_of(again, false));
-      d.classes.push_back(row);
-      continue;
-    }
-    ClassRow row = compare(name, classes.pairs[name], classes.weights(name));
-    means_state(row, options.threshold, rows_of(previous, false));
+    ClassRow row = rounds ? compare_paired(name, classes.pairs[name], classes.weights(name), rounds,
+                                           options.confidence)
+                          : compare(name, classes.pairs[name], classes.weights(name));
+    rounds ? paired_state(row, options.threshold) : means_state(row, options.threshold);
     d.classes.push_back(row);
   }
   std::vector<double> all_weights =
       classes.weigh_by_count ? classes.all_counts : std::vector<double>{};
   d.overall = rounds ? compare_paired("overall", pairs, all_weights, rounds, options.confidence)
                      : compare("overall", pairs, all_weights);
-  // The overall row's own state, by the threshold rule alone: all configs together are no
-  // class an earlier measurement confirms, and the verdict is judged on the classes.
-  if (rounds) {
-    paired_state(*d.overall, options.threshold, nullptr, nullptr);
-  } else {
-    means_state(*d.overall, options.threshold, nullptr);
-  }
+  // The overall row's own state; the verdict is judged on the classes.
+  rounds ? paired_state(*d.overall, options.threshold) : means_state(*d.overall, options.threshold);
   if (!classes.all_counts.empty()) {
-    d.traffic = compare_traffic_classes(classes, pairs, rounds, options,
-                                        {rows_of(previous, true), rows_of(again, true)});
+    d.traffic = compare_traffic_classes(classes, pairs, rounds, options);
   }
 }
 

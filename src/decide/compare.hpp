@@ -13,11 +13,8 @@ namespace kopt::decide {
 /// keep test's class and traffic rows, and the application A/B.
 void set_paired_change(ClassRow &row, const std::vector<double> &log_ratios, double confidence);
 
-/// The paired noise rule for `row`'s state: beyond `threshold` at once; within it only when the
-/// interval excludes zero now and excluded it on the same side in `previous` (the previous
-/// measurement's rows), else pending. `again` holds the rows of this same measurement decided
-/// before: what that decision confirmed stays confirmed. Without either, the threshold rule.
-void paired_state(ClassRow &row, double threshold, const std::vector<ClassRow> *previous = nullptr,
-                  const std::vector<ClassRow> *again = nullptr);
+/// The paired noise rule for `row`'s state: better or worse only when the whole interval lies
+/// beyond `threshold`; within it a tie, marked pending when the interval excludes zero.
+void paired_state(ClassRow &row, double threshold);
 
 } // namespace kopt::decide

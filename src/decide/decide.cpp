@@ -4,6 +4,7 @@
 
 #include "decide/detail.hpp"
 #include "decide/format.hpp"
+#include "decide/stats.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -31,7 +32,9 @@ std::string changes(const std::vector<const ClassRow *> &rows) {
 struct Moves {
   std::vector<const ClassRow *> better;
   std::vector<const ClassRow *> worse;
-  std::vector<const ClassRow *> beyond; // worse by more than max_regression
+  // Worse (its interval beyond the threshold) and by more than max_regression: a class whose
+  // interval reaches zero is no regression however far its point estimate lies.
+  std::vector<const ClassRow *> beyond;
   const ClassRow *target = nullptr;
 };
 
@@ -46,7 +49,7 @@ Moves moves_of(const Decision &d) {
     } else if (row.state == State::worse) {
       m.worse.push_back(&row);
     }
-    if (row.change > d.options.max_regression) {
+    if (row.state == State::worse && row.change > d.options.max_regression) {
       m.beyond.push_back(&row);
     }
   }
@@ -175,16 +178,40 @@ void add_resolution_notes(Decision &d, const Request &request, const Classes &cl
 }
 
 // A host measurement made while other processes took a large share of the machine's CPU time
-// (profile::Measurement::others_cpu): its times can move beyond the threshold both ways.
-void add_load_note(Decision &d, const Measurement &candidate) {
+// (profile::Measurement::others_cpu): its times move beyond the threshold both ways (A/As beside
+// such load gave classes 11-12% "better"), so a class is judged better or worse only where its
+// whole interval lies beyond kBusyMargin; the rest are ties. Returns how many rows that made ties.
+int judge_busy_machine(Decision &d, const Measurement &candidate) {
   if (candidate.others_cpu < kBusyMachine) {
-    return;
+    return 0;
+  }
+  int within = 0;
+  auto judge = [&within](ClassRow &row) {
+    row.pending = false;
+    bool beyond = row.has_interval ? row.high < -kBusyMargin || row.low > kBusyMargin
+                                   : std::abs(row.change) >= kBusyMargin;
+    if (row.state != State::tie && !beyond) {
+      row.state = State::tie;
+      ++within;
+    }
+  };
+  std::for_each(d.classes.begin(), d.classes.end(), judge);
+  if (d.overall) {
+    judge(*d.overall);
+  }
+  if (d.traffic) {
+    std::for_each(d.traffic->classes.begin(), d.traffic->classes.end(), judge);
+    judge(d.traffic->overall);
   }
   d.notes.push_back("other processes used " +
                     util::format_number(std::round(candidate.others_cpu * 100)) +
-                    "% of this machine's CPU time while the rounds ran: a host kernel's times "
-                    "under such load can move beyond the threshold in either direction; measure "
-                    "again on an idle machine before trusting this verdict");
+                    "% of this machine's CPU time while the rounds ran (" +
+                    util::format_number(std::round(kBusyMachine * 100)) +
+                    "% or more is a busy machine): a host kernel's times under such load move "
+                    "beyond the threshold either way, so a class counts only where its whole "
+                    "interval lies beyond " +
+                    format_change(kBusyMargin).substr(1) + "; measure again on an idle machine");
+  return within;
 }
 
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
@@ -267,6 +294,15 @@ Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurem
   size_t rounds = side_by_side_rounds(best, candidate);
   d.method = rounds ? Method::paired : Method::means;
   d.rounds = static_cast<int>(rounds);
+  if (rounds && candidate.looks > 1) {
+    // Measured again: its rounds pool the earlier measurements', each look spending less of the
+    // error rate, so re-measuring adds evidence and never a new draw at a keep.
+    d.options.confidence = pooled_confidence(d.options.confidence, candidate.looks);
+    d.notes.push_back(std::to_string(candidate.looks) + " measurements of this code beside BEST " +
+                      d.best + " pooled (" + std::to_string(rounds) + " rounds): intervals at " +
+                      util::format_number(d.options.confidence * 100, 4) +
+                      "%, so measuring again adds evidence, not a new chance at a verdict");
+  }
   Classes classes;
   classes.weigh_by_count = options.weighting == Weighting::count;
   if (std::string why = group_by_class(pairing.pairs, columns, count_column, classes);
@@ -281,10 +317,15 @@ Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurem
   if (pairing.pairs.empty()) {
     return failed(d, "BEST " + best.candidate + "'s measurement has no configs");
   }
-  compare_classes(d, classes, pairing.pairs, rounds, request);
+  compare_classes(d, classes, pairing.pairs, rounds);
   add_resolution_notes(d, request, classes, best.device);
-  add_load_note(d, candidate);
-  return conclude(std::move(d), best, candidate);
+  const int busy_ties = judge_busy_machine(d, candidate);
+  d = conclude(std::move(d), best, candidate);
+  if (busy_ties > 0 && d.verdict == Verdict::tie) {
+    d.reason += "; not judged within " + format_change(kBusyMargin).substr(1) +
+                ": the machine was busy (measure again on an idle machine)";
+  }
+  return d;
 }
 
 Decision decide_measured(const Measurement &best, const Measurement &candidate,

@@ -21,10 +21,9 @@ namespace kopt::decide {
 
 /// What the keep test needs besides the two measurements.
 struct Request {
-  std::string target = "global";    ///< the candidate's target config class, or "global"
-  std::string expected_hash;        ///< the candidate's content hash; empty: not checked
-  std::string best_hash;            ///< BEST's expected hash (ledger or content); empty: unchecked
-  std::optional<Decision> previous; ///< the last decision for this candidate, for the noise rule
+  std::string target = "global"; ///< the candidate's target config class, or "global"
+  std::string expected_hash;     ///< the candidate's content hash; empty: not checked
+  std::string best_hash;         ///< BEST's expected hash (ledger or content); empty: unchecked
   std::string identical_to; ///< set when the candidate's content equals BEST's or a recorded one
   std::optional<Calibration> calibration; ///< the machine's resolution, when calibrated
   /// The family's roofline: the plausibility gate and each class's speed of light.
@@ -32,8 +31,11 @@ struct Request {
 };
 
 /// The share of the machine's CPU time that other processes took while a host measurement ran
-/// (profile::Measurement::others_cpu) from which its decision notes that the machine was busy.
+/// (profile::Measurement::others_cpu) from which the machine counts as busy: its decision says
+/// so, and judges a class better or worse only where its whole interval lies beyond kBusyMargin.
 constexpr double kBusyMachine = 0.25;
+/// The change a class must exceed, all of its interval, to count on a busy machine (docs/KEEP.md).
+constexpr double kBusyMargin = 0.10;
 
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,

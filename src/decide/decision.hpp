@@ -59,11 +59,10 @@ struct ClassRow {
   State state = State::tie;
   /// Traffic rows only: the class's part of BEST's kernel time per application run (0..1).
   double share = 0;
-  /// Within the threshold and counted: the interval excludes zero here and in the previous
-  /// side-by-side measurement of the same code against the same BEST (paired method), or the
-  /// previous decision saw the same direction (means method).
+  /// Within the threshold and counted because an earlier measurement agreed: a decision written
+  /// by an earlier kopt (read back from its decision.json); kopt no longer counts such a change.
   bool repeated = false;
-  /// Within the threshold, the interval excludes zero, but no earlier measurement confirms it.
+  /// Within the threshold, the interval excludes zero: shown, not counted.
   bool pending = false;
 
   /// True when the interval lies wholly on one side of zero (paired method only).

@@ -89,7 +89,6 @@ std::string group_by_class(const std::vector<Pair> &pairs, const std::vector<std
 
 /// Sets each class's row and state, then the overall row, and the traffic rows when the configs
 /// carry counts; `rounds` 0 compares geomeans only.
-void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds,
-                     const Request &request);
+void compare_classes(Decision &d, Classes &classes, const std::vector<Pair> &pairs, size_t rounds);
 
 } // namespace kopt::decide::detail

@@ -113,13 +113,12 @@ std::string format_table(const Decision &d) {
             threshold + ")\n";
   }
   if (repeated) {
-    text += paired ? "* within the threshold, counted: the interval excludes zero here and in the "
-                     "previous side-by-side measurement, made in the other arrangement\n"
-                   : "* within noise, counted: the previous decision saw the same direction\n";
+    text += "* within the threshold, counted by an earlier kopt's rule (two measurements that "
+            "agreed): kopt no longer counts such a change\n";
   }
   if (pending) {
-    text += "? within the threshold, the interval excludes zero: counted if the next "
-            "side-by-side measurement, made in the other arrangement, shows it too\n";
+    text += "? within the threshold, the interval excludes zero: not counted (a side effect of "
+            "the arrangement does that too); a change this small needs a lower keep.threshold\n";
   }
   for (const std::string &note : d.notes) {
     text += "note: " + note + "\n";

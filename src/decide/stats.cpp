@@ -98,4 +98,9 @@ Interval t_interval(const std::vector<double> &values, double confidence) {
   return interval;
 }
 
+double pooled_confidence(double confidence, int looks) {
+  const double k = looks < 1 ? 1 : looks;
+  return 1 - (1 - confidence) * 2 / (k * (k + 1));
+}
+
 } // namespace kopt::decide

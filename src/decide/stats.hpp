@@ -21,4 +21,11 @@ struct Interval {
 /// values that do not vary, the interval is the mean itself.
 Interval t_interval(const std::vector<double> &values, double confidence);
 
+/// The confidence of a decision on `looks` pooled measurements (profile::pool_rounds): look k
+/// spends 2 (1 - confidence) / (k (k + 1)) of the error rate (look 1 all of it, as an unpooled
+/// decision; all looks together twice it), so that however often the same code is measured
+/// again, the chance that some look's interval lies wholly on one side of the true change stays
+/// at most 1 - confidence per side (2.5% at the first look, 5% over all of them, at 0.95).
+double pooled_confidence(double confidence, int looks);
+
 } // namespace kopt::decide

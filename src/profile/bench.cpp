@@ -23,6 +23,23 @@ void remove_temp_files(const spec::Layout &layout, const std::string &id) {
   }
 }
 
+// Candidate `id`'s last side-by-side measurement and BEST's beside it (paired_best.json), when
+// both are there and readable: what a new measurement of the same code may pool.
+std::optional<std::pair<Measurement, Measurement>> previous_pair(const spec::Layout &layout,
+                                                                 const std::string &id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(layout.measurement(id), ec) ||
+      !std::filesystem::exists(layout.paired_best(id), ec)) {
+    return std::nullopt;
+  }
+  try {
+    return std::make_pair(read_measurement(layout.paired_best(id)),
+                          read_measurement(layout.measurement(id)));
+  } catch (const Error &) {
+    return std::nullopt; // an unreadable one is replaced, not pooled
+  }
+}
+
 } // namespace
 
 BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
@@ -31,8 +48,10 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
                          util::Progress &progress) {
   BenchRun run;
   const Arrangement arrangement = next_arrangement(layout, id);
-  // An earlier measurement is of other code, or beside another BEST: an interrupted or
-  // failed run must not leave it to be decided on.
+  // The previous measurement of this candidate beside BEST, pooled below when it is of the same
+  // code on both sides; it is removed first all the same: an interrupted or failed run must not
+  // leave it to be decided on.
+  std::optional<std::pair<Measurement, Measurement>> before = previous_pair(layout, id);
   std::filesystem::remove(layout.paired_best(id));
   std::filesystem::remove(layout.measurement(id));
   remove_temp_files(layout, id);
@@ -57,6 +76,9 @@ BenchRun bench_candidate(const spec::Family &family, const spec::Layout &layout,
     }
     progress.end();
     util::throw_if_interrupted("the last run"); // one that came after it: nothing is written
+    if (run.best && before) {
+      pool_rounds(before->first, before->second, *run.best, run.candidate);
+    }
     if (run.best) {
       write_measurement(layout.paired_best(id), *run.best);
     }

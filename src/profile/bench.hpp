@@ -60,9 +60,10 @@ enum class Arrangement { best_first, candidate_first };
 const char *to_string(Arrangement arrangement);
 
 /// Returns the arrangement of the next measurement of candidate `id`: the other one than its
-/// last measurement's (results/<id>/measurement.json, read before it is replaced), best-first
-/// when there is none. So two measurements in a row of a candidate are made in both
-/// arrangements, and whatever favours the side that starts first favours each side once.
+/// last measurement's (results/<id>/measurement.json, read before it is replaced); for the first,
+/// best-first or candidate-first by the id, so first looks alternate across candidates too. So two
+/// measurements in a row of a candidate are made in both arrangements, and whatever favours the
+/// side that starts first favours each side once.
 Arrangement next_arrangement(const spec::Layout &layout, const std::string &id);
 
 /// Measures BEST `best_id` and candidate `id` side by side on one device: `rounds` rounds, each
@@ -92,6 +93,15 @@ const ConfigResult *failed_check(const Measurement &m);
 /// named as "round k of n", n the rounds `planned` (runs.size() when more: a failed round ends
 /// the runs early).
 Measurement merge_rounds(const std::vector<Measurement> &runs, size_t planned = 0);
+
+/// Pools a new side-by-side measurement (`best` and `candidate`, just measured) with the
+/// previous one of the same candidate (`best_before`, `before`): when both are of the same code
+/// on both sides, beside the same BEST, under the same conditions, the new ones take the earlier
+/// rounds before their own (the keep metric recomputed over all), `looks` one more than the
+/// previous one's, and `others_cpu` the larger. Returns "" when pooled, else why not (nothing
+/// changed then).
+std::string pool_rounds(const Measurement &best_before, const Measurement &before,
+                        Measurement &best, Measurement &candidate);
 
 /// What one `kopt bench` measured: the candidate and, side by side, BEST beside it.
 struct BenchRun {

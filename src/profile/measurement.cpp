@@ -197,6 +197,9 @@ nlohmann::json to_json(const Measurement &m) {
   if (m.others_cpu >= 0) {
     j["others_cpu"] = m.others_cpu;
   }
+  if (m.looks > 1) {
+    j["looks"] = m.looks;
+  }
   return j;
 }
 
@@ -222,6 +225,7 @@ Measurement measurement_from_json(const nlohmann::json &j, const std::string &so
                 "1], got " +
                 util::format_number(m.others_cpu));
   }
+  m.looks = static_cast<int>(util::json_int_in_or(j, "looks", 1, 1000000, 1, source));
   m.config_columns = util::json_field<std::vector<std::string>>(j, "config_columns", source);
   auto configs = util::json_field<nlohmann::json>(j, "configs", source);
   if (!configs.is_array()) {

@@ -81,12 +81,15 @@ struct Measurement {
   /// Side by side: which side's harness went first in round 1, and so started first and took
   /// its memory first ("best-first" or "candidate-first"); "" when not side by side or written
   /// before arrangements were recorded. Alternates from one measurement of a candidate to the
-  /// next, and a change within the threshold is confirmed only across the two (docs/KEEP.md).
+  /// next (the first by the candidate's id).
   std::string arrangement;
   /// Side by side on a host family: the share of the machine's CPU time that processes other
   /// than kopt and its harnesses used while the rounds ran, 0..1 (util::others_share); -1 when
   /// not taken (a GPU family, no /proc/stat, or written before kopt took it).
   double others_cpu = -1;
+  /// Side by side: how many measurements of this code beside this BEST its rounds pool (1: this
+  /// one alone; profile::pool_rounds).
+  int looks = 1;
   std::vector<std::string> config_columns;
   std::vector<ConfigResult> configs;
 

@@ -114,13 +114,6 @@ ordered_json next_action(const decide::Decision &d, const ledger::State &state,
                          util::join(d.winning, ", ") +
                          " to this candidate's kernels: " + d.split_advice}};
   }
-  bool pending = std::any_of(d.classes.begin(), d.classes.end(),
-                             [](const decide::ClassRow &row) { return row.pending; });
-  if (d.verdict == decide::Verdict::tie && pending && d.identical_to.empty()) {
-    return {{"action", "measure_again"},
-            {"base", state.best},
-            {"text", "a class moved within the threshold once: run the round again to confirm"}};
-  }
   return {{"action", "propose"},
           {"base", state.best},
           {"text", "a new idea from BEST " + state.best + ": kopt new --base " + state.best}};

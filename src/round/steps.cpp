@@ -74,9 +74,6 @@ decide::Decision decide_candidate(const LoadedFamily &loaded, const std::string 
                                               loaded.candidates, id, best);
   fs::path decision_path = loaded.layout.decision(id);
   std::error_code ec;
-  if (fs::exists(decision_path, ec)) {
-    request.previous = decide::read_decision(decision_path);
-  }
   if (fs::exists(loaded.layout.calibration(), ec)) {
     request.calibration = decide::read_calibration(loaded.layout.calibration());
   }
