@@ -5,6 +5,7 @@
 #include "decide/detail.hpp"
 #include "decide/format.hpp"
 #include "decide/stats.hpp"
+#include "util/stats.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -177,19 +178,49 @@ void add_resolution_notes(Decision &d, const Request &request, const Classes &cl
   }
 }
 
-// A host measurement made while other processes took a large share of the machine's CPU time
-// (profile::Measurement::others_cpu): its times move beyond the threshold both ways (A/As beside
-// such load gave classes 11-12% "better"), so a class is judged better or worse only where its
-// whole interval lies beyond kBusyMargin; the rest are ties. Returns how many rows that made ties.
-int judge_busy_machine(Decision &d, const Measurement &candidate) {
-  if (candidate.others_cpu < kBusyMachine) {
+// How much BEST's own times moved over the side-by-side rounds: the largest over the smallest
+// round of the geomean over its configs of each round's median, minus 1 (0 without rounds).
+double own_spread(const Measurement &best, size_t rounds) {
+  if (rounds < 2 || best.configs.empty()) {
     return 0;
   }
+  std::vector<double> per_round(rounds, 0);
+  for (const profile::ConfigResult &c : best.configs) {
+    for (size_t k = 0; k < rounds; ++k) {
+      per_round[k] +=
+          std::log(util::median(c.rounds[k])) / static_cast<double>(best.configs.size());
+    }
+  }
+  auto [low, high] = std::minmax_element(per_round.begin(), per_round.end());
+  return std::exp(*high - *low) - 1;
+}
+
+// A host machine that could not measure steadily: other processes took a large share of its
+// CPU time (profile::Measurement::others_cpu; A/As beside such load gave classes 11-12%
+// "better"), or BEST's own times moved by kUnsteadyHost or more over the rounds (load from
+// outside the machine, which others_cpu cannot see: identical runs 1.25-1.93 s apart on a 2-core
+// virtual machine gave an A/A class "worse" by +24% [+2.6%, +50.8%]). A class is then judged
+// better or worse only where its whole interval lies beyond the margin: kBusyMargin, or BEST's
+// own movement where that is larger; the rest are ties.
+struct Unsteady {
+  int ties = 0;      ///< rows made ties by the margin
+  double margin = 0; ///< 0: a steady machine (or not a host measurement)
+};
+Unsteady judge_unsteady_host(Decision &d, const Measurement &best, const Measurement &candidate) {
+  if (candidate.others_cpu < 0) {
+    return {}; // not a host measurement side by side
+  }
+  const bool busy = candidate.others_cpu >= kBusyMachine;
+  const double spread = own_spread(best, static_cast<size_t>(d.rounds));
+  if (!busy && spread < kUnsteadyHost) {
+    return {};
+  }
+  const double margin = std::max(kBusyMargin, spread);
   int within = 0;
-  auto judge = [&within](ClassRow &row) {
+  auto judge = [&within, margin](ClassRow &row) {
     row.pending = false;
-    bool beyond = row.has_interval ? row.high < -kBusyMargin || row.low > kBusyMargin
-                                   : std::abs(row.change) >= kBusyMargin;
+    bool beyond =
+        row.has_interval ? row.high < -margin || row.low > margin : std::abs(row.change) >= margin;
     if (row.state != State::tie && !beyond) {
       row.state = State::tie;
       ++within;
@@ -203,15 +234,23 @@ int judge_busy_machine(Decision &d, const Measurement &candidate) {
     std::for_each(d.traffic->classes.begin(), d.traffic->classes.end(), judge);
     judge(d.traffic->overall);
   }
-  d.notes.push_back("other processes used " +
-                    util::format_number(std::round(candidate.others_cpu * 100)) +
-                    "% of this machine's CPU time while the rounds ran (" +
-                    util::format_number(std::round(kBusyMachine * 100)) +
-                    "% or more is a busy machine): a host kernel's times under such load move "
-                    "beyond the threshold either way, so a class counts only where its whole "
-                    "interval lies beyond " +
-                    format_change(kBusyMargin).substr(1) + "; measure again on an idle machine");
-  return within;
+  const std::string beyond = "so a class counts only where its whole interval lies beyond " +
+                             format_change(margin).substr(1) + "; measure again on ";
+  if (busy) {
+    d.notes.push_back("other processes used " +
+                      util::format_number(std::round(candidate.others_cpu * 100)) +
+                      "% of this machine's CPU time while the rounds ran (" +
+                      util::format_number(std::round(kBusyMachine * 100)) +
+                      "% or more is a busy machine): a host kernel's times under such load move "
+                      "beyond the threshold either way, " +
+                      beyond + "an idle machine");
+  } else {
+    d.notes.push_back("BEST's own times moved by " + format_change(spread).substr(1) +
+                      " over the rounds (" + format_change(kUnsteadyHost).substr(1) +
+                      " or more is an unsteady machine, loaded from outside): " + beyond +
+                      "a steady machine");
+  }
+  return {within, margin};
 }
 
 // The candidate's kernels outside kernel_regex over all its configs, in first-seen order.
@@ -319,11 +358,11 @@ Decision compare_and_conclude(Decision d, const Pairing &pairing, const Measurem
   }
   compare_classes(d, classes, pairing.pairs, rounds);
   add_resolution_notes(d, request, classes, best.device);
-  const int busy_ties = judge_busy_machine(d, candidate);
+  const Unsteady unsteady = judge_unsteady_host(d, best, candidate);
   d = conclude(std::move(d), best, candidate);
-  if (busy_ties > 0 && d.verdict == Verdict::tie) {
-    d.reason += "; not judged within " + format_change(kBusyMargin).substr(1) +
-                ": the machine was busy (measure again on an idle machine)";
+  if (unsteady.ties > 0 && d.verdict == Verdict::tie) {
+    d.reason += "; not judged within " + format_change(unsteady.margin).substr(1) +
+                ": the machine was busy or unsteady (measure again on an idle machine)";
   }
   return d;
 }

@@ -36,6 +36,10 @@ struct Request {
 constexpr double kBusyMachine = 0.25;
 /// The change a class must exceed, all of its interval, to count on a busy machine (docs/KEEP.md).
 constexpr double kBusyMargin = 0.10;
+/// How far BEST's own times may move over a host measurement's rounds (largest round over
+/// smallest) before the machine counts as unsteady: a class then counts only beyond that
+/// movement (and at least kBusyMargin).
+constexpr double kUnsteadyHost = 0.10;
 
 /// Decides keep/discard of `candidate` against `best` (see "Decision" in docs/FORMATS.md).
 Decision decide(const profile::Measurement &best, const profile::Measurement &candidate,

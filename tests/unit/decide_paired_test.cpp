@@ -354,9 +354,9 @@ TEST_CASE("a candidate identical to BEST is a tie that is not measured") {
   CHECK(d.identical_to == "BEST 00");
 }
 
-TEST_CASE("a host measurement on a busy machine says so beside its verdict") {
+TEST_CASE("on a busy host a class counts only beyond 10%, and the decision says so") {
   Simulator sim;
-  auto [best, candidate] = sim.run(0);
+  auto [best, candidate] = sim.run(-0.05); // a clear 5% gain: a keep on an idle machine
   const auto load_notes = [](const Decision &d) {
     int n = 0;
     for (const std::string &note : d.notes) {
@@ -365,15 +365,56 @@ TEST_CASE("a host measurement on a busy machine says so beside its verdict") {
     return n;
   };
   const Decision idle = decide(best, candidate, Request{});
+  CHECK(idle.verdict == Verdict::keep);
   CHECK(load_notes(idle) == 0); // not taken
   candidate.others_cpu = best.others_cpu = 0.1;
   CHECK(load_notes(decide(best, candidate, Request{})) == 0);
+  CHECK(decide(best, candidate, Request{}).verdict == Verdict::keep);
   candidate.others_cpu = best.others_cpu = 0.48;
   const Decision busy = decide(best, candidate, Request{});
   REQUIRE(load_notes(busy) == 1);
   CHECK(busy.notes.back().rfind("other processes used 48% of this machine's CPU time", 0) == 0);
-  CHECK(busy.verdict == idle.verdict); // a note, not a verdict
-  CHECK(busy.reason == idle.reason);
+  CHECK(busy.verdict == Verdict::tie);
+  CHECK(busy.reason.find("not judged within 10.00%: the machine was busy or unsteady") !=
+        std::string::npos);
+  for (const auto &row : busy.classes) {
+    CHECK(row.state == State::tie);
+  }
+  REQUIRE(busy.overall);
+  CHECK(busy.overall->change == doctest::Approx(idle.overall->change)); // the figures stay
+  SUBCASE("a change beyond 10% still counts on a busy machine") {
+    auto [best2, faster] = sim.run(-0.4);
+    faster.others_cpu = best2.others_cpu = 0.48;
+    CHECK(decide(best2, faster, Request{}).verdict == Verdict::keep);
+  }
+}
+
+TEST_CASE("on a host whose BEST moved by 10% or more over the rounds, that is the margin") {
+  // Load from outside the machine (others_cpu sees none): BEST's own rounds move by about 30%.
+  Simulator sim;
+  sim.run_sd = 0.12;
+  auto [best, candidate] = sim.run(-0.05);
+  candidate.others_cpu = best.others_cpu = 0.0;
+  const Decision unsteady = decide(best, candidate, Request{});
+  bool noted = false;
+  for (const std::string &note : unsteady.notes) {
+    noted = noted || note.rfind("BEST's own times moved by ", 0) == 0;
+  }
+  CHECK(noted);
+  CHECK(unsteady.verdict != Verdict::keep);
+  CHECK(unsteady.verdict != Verdict::regression);
+  SUBCASE("not a host measurement (no others_cpu): the threshold alone, as on a GPU") {
+    candidate.others_cpu = best.others_cpu = -1;
+    for (const std::string &note : decide(best, candidate, Request{}).notes) {
+      CHECK(note.rfind("BEST's own times moved by ", 0) != 0);
+    }
+  }
+  SUBCASE("a steady host: nothing changes") {
+    Simulator steady;
+    auto [b, c] = steady.run(-0.05);
+    c.others_cpu = b.others_cpu = 0.0;
+    CHECK(decide(b, c, Request{}).verdict == Verdict::keep);
+  }
 }
 
 TEST_SUITE_END();
