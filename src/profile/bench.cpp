@@ -23,8 +23,8 @@ void remove_temp_files(const spec::Layout &layout, const std::string &id) {
   }
 }
 
-// Candidate `id`'s last side-by-side measurement and BEST's beside it (paired_best.json), when
-// both are there and readable: what a new measurement of the same code may pool.
+// Candidate `id`'s last side-by-side measurement and BEST's beside it (best_measurement.json),
+// when both are there and readable: what a new measurement of the same code may pool.
 std::optional<std::pair<Measurement, Measurement>> previous_pair(const spec::Layout &layout,
                                                                  const std::string &id) {
   std::error_code ec;
